@@ -1,0 +1,128 @@
+"""Memory budgets: parsing, defaults, and row-block sizing.
+
+Every blocked computation in semiscale (kernel blocks, K_ns products, brute-force kNN) asks this
+module how many rows of a block fit in its ``memory_budget``.  Asking for more than the budget
+allows is a :class:`MemoryBudgetError` *before* anything is allocated.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+__all__ = [
+    "MemoryBudgetError",
+    "available_memory",
+    "block_rows",
+    "format_bytes",
+    "parse_memory_budget",
+    "row_slices",
+]
+
+#: Fraction of the currently available memory used when no budget is given.
+DEFAULT_BUDGET_FRACTION = 0.25
+_FALLBACK_AVAILABLE = 2 * 1024**3
+_UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+class MemoryBudgetError(ValueError):
+    """Raised when a computation cannot fit in the requested memory budget."""
+
+
+def available_memory() -> int:
+    """Bytes of physical memory currently available (best effort, never raises)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return _FALLBACK_AVAILABLE
+
+
+def parse_memory_budget(memory_budget: int | float | str | None) -> int:
+    """Return a memory budget in bytes.
+
+    Parameters
+    ----------
+    memory_budget : int, float, str or None
+        Bytes (``2_000_000_000``), a string with a binary unit (``"512MB"``, ``"2GB"``, ``"1.5G"``),
+        or None for ``DEFAULT_BUDGET_FRACTION`` of the memory available now.
+
+    Raises
+    ------
+    ValueError
+        For a non-positive or unparsable budget.
+    """
+    if memory_budget is None:
+        return max(int(DEFAULT_BUDGET_FRACTION * available_memory()), 64 * 1024**2)
+    if isinstance(memory_budget, bool):
+        raise ValueError(f"memory_budget must be bytes or a string like '2GB', got {memory_budget!r}")
+    if isinstance(memory_budget, str):
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)(i?B)?\s*", memory_budget.upper())
+        if match is None:
+            raise ValueError(
+                f"memory_budget={memory_budget!r} is not understood; use bytes or e.g. '512MB', '2GB'"
+            )
+        value = float(match.group(1)) * _UNITS[match.group(2)]
+    else:
+        value = float(memory_budget)
+    if not value > 0 or value != value:
+        raise ValueError(f"memory_budget must be positive, got {memory_budget!r}")
+    return int(value)
+
+
+def format_bytes(n_bytes: float) -> str:
+    """Human-readable size, e.g. ``'1.5 GiB'``."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n_bytes) < 1024 or unit == "GiB":
+            return f"{n_bytes:.1f} {unit}" if unit != "B" else f"{int(n_bytes)} B"
+        n_bytes /= 1024
+    return f"{n_bytes:.1f} GiB"  # pragma: no cover
+
+
+def block_rows(
+    n_rows: int,
+    bytes_per_row: int,
+    memory_budget: int | float | str | None,
+    *,
+    what: str = "block",
+) -> int:
+    """Number of rows of a block that fit in ``memory_budget`` (at least 1, at most ``n_rows``).
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows to be processed in total.
+    bytes_per_row : int
+        Bytes one row of *all* temporaries of the block needs together.
+    memory_budget : int, float, str or None
+        See :func:`parse_memory_budget`.
+    what : str
+        Name of the computation, used in the error message.
+
+    Raises
+    ------
+    MemoryBudgetError
+        When not even one row fits.
+    """
+    budget = parse_memory_budget(memory_budget)
+    bytes_per_row = max(int(bytes_per_row), 1)
+    rows = budget // bytes_per_row
+    if rows < 1:
+        raise MemoryBudgetError(
+            f"memory_budget={format_bytes(budget)} is too small for one row of the {what} "
+            f"({format_bytes(bytes_per_row)} per row); raise memory_budget to at least "
+            f"{bytes_per_row} bytes"
+        )
+    return int(max(1, min(rows, max(n_rows, 1))))
+
+
+def row_slices(n_rows: int, rows_per_block: int):
+    """Yield consecutive ``slice`` objects covering ``range(n_rows)`` in blocks."""
+    for start in range(0, n_rows, rows_per_block):
+        yield slice(start, min(start + rows_per_block, n_rows))

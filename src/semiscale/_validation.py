@@ -1,0 +1,190 @@
+"""Input checks for semi-supervised estimators (DESIGN.md §3, "Unlabeled points").
+
+Classifiers mark an unlabeled point with ``y == unlabeled`` (default ``-1``, scikit-learn's
+convention); regressors with ``NaN``.  Every error names the offending parameter and the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_array
+
+__all__ = [
+    "ClassificationTargets",
+    "check_laplacian",
+    "check_regression_targets",
+    "check_X",
+    "check_classification_targets",
+    "one_vs_rest_targets",
+]
+
+FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def check_X(X, *, accept_sparse=("csr", "csc", "coo"), name: str = "X", min_samples: int = 1):
+    """Validate a feature matrix: 2-D, numeric, finite, float32/float64 (sparse allowed).
+
+    Returns a C-contiguous ndarray or a CSR matrix.
+    """
+    X = check_array(
+        X,
+        accept_sparse=accept_sparse,
+        dtype=FLOAT_DTYPES,
+        ensure_min_samples=min_samples,
+        input_name=name,
+    )
+    if sp.issparse(X):
+        X = X.tocsr()
+    return X
+
+
+@dataclass(frozen=True)
+class ClassificationTargets:
+    """Validated semi-supervised class labels.
+
+    Attributes
+    ----------
+    classes : ndarray of shape (n_classes,)
+        Sorted distinct labels seen on labeled points.
+    codes : ndarray of shape (n_samples,)
+        Index into ``classes`` for labeled points, ``-1`` for unlabeled ones.
+    labeled : ndarray of bool, shape (n_samples,)
+        True where the point carries a label.
+    """
+
+    classes: np.ndarray
+    codes: np.ndarray
+    labeled: np.ndarray
+
+    @property
+    def n_labeled(self) -> int:
+        return int(self.labeled.sum())
+
+
+def _unlabeled_mask(y: np.ndarray, unlabeled) -> np.ndarray:
+    if unlabeled is None:
+        return np.zeros(y.shape[0], dtype=bool)
+    if isinstance(unlabeled, float) and np.isnan(unlabeled):
+        if y.dtype.kind != "f":
+            return np.zeros(y.shape[0], dtype=bool)
+        return np.isnan(y)
+    return y == unlabeled
+
+
+def check_classification_targets(y, n_samples: int, *, unlabeled=-1) -> ClassificationTargets:
+    """Validate class labels where ``y == unlabeled`` marks unlabeled points.
+
+    Raises
+    ------
+    ValueError
+        Wrong length or dimension, NaN labels (unless NaN is the marker), no labeled point, or
+        fewer than two classes among the labeled points.
+    """
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D (one label per sample), got shape {y.shape}")
+    if y.shape[0] != n_samples:
+        raise ValueError(f"y has {y.shape[0]} labels but X has {n_samples} samples")
+    mask_unlabeled = _unlabeled_mask(y, unlabeled)
+    labeled = ~mask_unlabeled
+    if y.dtype.kind == "f" and np.isnan(y[labeled]).any():
+        raise ValueError(
+            "y contains NaN on points that are not marked unlabeled; classifiers mark unlabeled "
+            f"points with unlabeled={unlabeled!r} (pass unlabeled=float('nan') to use NaN)"
+        )
+    if y.dtype.kind in "fc" and not np.isfinite(y[labeled]).all():
+        raise ValueError("y contains infinite labels")
+    if not labeled.any():
+        raise ValueError(
+            f"y has no labeled point: every label equals the unlabeled marker {unlabeled!r}; "
+            "label at least one point per class"
+        )
+    classes, codes_labeled = np.unique(y[labeled], return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"the labeled points contain only one class ({classes[0]!r}); a classifier needs at "
+            "least two classes among the labeled points"
+        )
+    codes = np.full(n_samples, -1, dtype=np.intp)
+    codes[labeled] = codes_labeled
+    return ClassificationTargets(classes=classes, codes=codes, labeled=labeled)
+
+
+def check_regression_targets(y, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """Validate real targets where ``NaN`` marks unlabeled points.
+
+    Returns
+    -------
+    y : ndarray of float64, shape (n_samples,) or (n_samples, n_targets)
+    labeled : ndarray of bool, shape (n_samples,)
+    """
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"y must be numeric for a regressor: {exc}") from None
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}")
+    if y.shape[0] != n_samples:
+        raise ValueError(f"y has {y.shape[0]} targets but X has {n_samples} samples")
+    if np.isinf(y).any():
+        raise ValueError("y contains infinite values; mark unlabeled targets with NaN")
+    nan = np.isnan(y)
+    if y.ndim == 2:
+        partially = nan.any(axis=1) & ~nan.all(axis=1)
+        if partially.any():
+            raise ValueError(
+                "y has rows where only some targets are NaN; a row is either labeled (all targets "
+                "finite) or unlabeled (all NaN)"
+            )
+        nan = nan.all(axis=1)
+    labeled = ~nan
+    if not labeled.any():
+        raise ValueError("y has no labeled point: every target is NaN (the unlabeled marker)")
+    return y, labeled
+
+
+def one_vs_rest_targets(targets: ClassificationTargets) -> np.ndarray:
+    """Least-squares targets: ±1 per class on labeled rows, 0 on unlabeled rows.
+
+    Binary problems get a single column (+1 for ``classes[1]``); multiclass problems one column
+    per class (one-vs-rest), solved together as several right-hand sides.
+    """
+    n_classes = targets.classes.shape[0]
+    codes = targets.codes
+    labeled = targets.labeled
+    if n_classes == 2:
+        Y = np.zeros((codes.shape[0], 1))
+        Y[labeled, 0] = np.where(codes[labeled] == 1, 1.0, -1.0)
+        return Y
+    Y = np.zeros((codes.shape[0], n_classes))
+    Y[labeled] = -1.0
+    Y[np.flatnonzero(labeled), codes[labeled]] = 1.0
+    return Y
+
+
+def check_laplacian(laplacian, n_samples: int, *, name: str = "laplacian", rtol: float = 1e-8):
+    """Validate a graph Laplacian given by the user: square n×n, finite, symmetric.
+
+    Returns a CSR matrix of float64 (a dense input is converted).
+    """
+    if laplacian is None:
+        raise ValueError(f"{name} is None")
+    L = sp.csr_matrix(laplacian, dtype=np.float64) if not sp.issparse(laplacian) else laplacian
+    L = L.tocsr().astype(np.float64, copy=False)
+    if L.shape != (n_samples, n_samples):
+        raise ValueError(
+            f"{name} has shape {L.shape} but X has {n_samples} samples; it must be "
+            f"({n_samples}, {n_samples}), built on the same points in the same order"
+        )
+    if not np.isfinite(L.data).all():
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    asym = abs(L - L.T)
+    scale = abs(L).max() if L.nnz else 0.0
+    if asym.nnz and asym.max() > rtol * max(scale, 1.0):
+        raise ValueError(f"{name} is not symmetric (max |L - L.T| = {asym.max():.3g})")
+    return L
