@@ -1,1 +1,5 @@
-"""semiscale.models"""
+"""Estimators (scikit-learn API)."""
+
+from .laprls import LapRLSClassifier, LapRLSRegressor
+
+__all__ = ["LapRLSClassifier", "LapRLSRegressor"]

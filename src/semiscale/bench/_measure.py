@@ -1,0 +1,70 @@
+"""Timing and peak-memory measurement shared by the CLI reports and benchmarks."""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import sys
+import time
+import tracemalloc
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+__all__ = ["Measurement", "machine_info", "measure"]
+
+
+@dataclass
+class Measurement:
+    seconds: float = 0.0
+    peak_traced_bytes: int = 0  # numpy/Python allocations seen by tracemalloc during the block
+    max_rss_bytes: int = 0  # the process's lifetime peak resident set size afterwards
+
+
+@contextmanager
+def measure(trace_memory: bool = True):
+    """Time a block and record its peak traced allocation (numpy arrays are traced).
+
+    tracemalloc slows allocation-heavy Python code slightly; the BLAS/C work it wraps is unaffected.
+    """
+    result = Measurement()
+    started_tracing = trace_memory and not tracemalloc.is_tracing()
+    if started_tracing:
+        tracemalloc.start()
+    if trace_memory:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+    start = time.perf_counter()
+    try:
+        yield result
+    finally:
+        result.seconds = time.perf_counter() - start
+        if trace_memory:
+            result.peak_traced_bytes = max(0, tracemalloc.get_traced_memory()[1] - base)
+        if started_tracing:
+            tracemalloc.stop()
+        scale = 1 if sys.platform == "darwin" else 1024
+        result.max_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+
+
+def machine_info() -> dict:
+    """Cores, Python, numpy and the BLAS in use, for benchmark records."""
+    import numpy as np
+
+    info = {
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+    }
+    try:
+        from threadpoolctl import threadpool_info
+
+        info["blas"] = [
+            {k: p.get(k) for k in ("internal_api", "version", "num_threads")}
+            for p in threadpool_info()
+            if p.get("user_api") == "blas"
+        ]
+    except Exception:  # pragma: no cover - threadpoolctl is a dependency, but be robust
+        info["blas"] = []
+    return info
