@@ -213,4 +213,3 @@ def _small_graph():
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
-

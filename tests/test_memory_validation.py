@@ -15,7 +15,13 @@ from semiscale.scaling import from_belkin, from_paper000, solver_lambdas, to_bel
 
 @pytest.mark.parametrize(
     "budget,expected",
-    [(1024, 1024), ("1KB", 1024), ("2GB", 2 * 1024**3), ("1.5M", int(1.5 * 1024**2)), (3e6, 3_000_000)],
+    [
+        (1024, 1024),
+        ("1KB", 1024),
+        ("2GB", 2 * 1024**3),
+        ("1.5M", int(1.5 * 1024**2)),
+        (3e6, 3_000_000),
+    ],
 )
 def test_parse_memory_budget(budget, expected):
     assert parse_memory_budget(budget) == expected

@@ -61,12 +61,14 @@ def parse_memory_budget(memory_budget: int | float | str | None) -> int:
     if memory_budget is None:
         return max(int(DEFAULT_BUDGET_FRACTION * available_memory()), 64 * 1024**2)
     if isinstance(memory_budget, bool):
-        raise ValueError(f"memory_budget must be bytes or a string like '2GB', got {memory_budget!r}")
+        raise ValueError(
+            f"memory_budget must be bytes or a string like '2GB', got {memory_budget!r}"
+        )
     if isinstance(memory_budget, str):
         match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)(i?B)?\s*", memory_budget.upper())
         if match is None:
             raise ValueError(
-                f"memory_budget={memory_budget!r} is not understood; use bytes or e.g. '512MB', '2GB'"
+                f"memory_budget={memory_budget!r} is not understood; use bytes or e.g. '2GB'"
             )
         value = float(match.group(1)) * _UNITS[match.group(2)]
     else:

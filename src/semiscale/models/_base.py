@@ -242,4 +242,3 @@ class SSLRegressorMixin(RegressorMixin):
         """Predicted targets for new points (inductive)."""
         decision = self._raw_decision(self._check_predict_X(X))
         return decision[:, 0] if self._y_ndim == 1 else decision
-

@@ -24,7 +24,13 @@ import scipy.linalg as sla
 from sklearn.base import BaseEstimator
 
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
-from ._base import ManifoldLeastSquaresMixin, Problem, Solution, SSLClassifierMixin, SSLRegressorMixin
+from ._base import (
+    ManifoldLeastSquaresMixin,
+    Problem,
+    Solution,
+    SSLClassifierMixin,
+    SSLRegressorMixin,
+)
 
 __all__ = ["LapRLSClassifier", "LapRLSRegressor"]
 
@@ -103,9 +109,7 @@ class _LapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
         try:
             solver = SOLVERS[self.solver]
         except KeyError:
-            raise ValueError(
-                f"solver={self.solver!r} is not one of {sorted(SOLVERS)}"
-            ) from None
+            raise ValueError(f"solver={self.solver!r} is not one of {sorted(SOLVERS)}") from None
         return solver(problem)
 
 
