@@ -1,0 +1,582 @@
+"""Kernel functions k(a, b), evaluated densely or in memory-bounded row blocks.
+
+Kernels are scikit-learn estimators holding only hyper-parameters, so ``kernel__gamma`` works in
+searches.  Data-dependent bandwidths (``gamma="median"`` / ``"mean"``) are fixed by
+:meth:`Kernel.resolve`, which estimators call once in ``fit``.
+
+Squared Euclidean distances use ``‖a‖² + ‖b‖² − 2 a·b`` with one BLAS (or sparse) product, clipped
+at 0, with exact zeros on the diagonal when ``B`` is ``A``.  In float32 this loses absolute accuracy
+of order ``1e-7·‖a‖²`` on near-duplicate points; pass float64 data when that matters.
+Inputs must be finite: a cheap sum check rejects NaN/inf with a ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.spatial.distance import cdist
+from sklearn.base import BaseEstimator, clone
+from sklearn.metrics.pairwise import manhattan_distances
+from sklearn.utils import check_random_state
+from sklearn.utils.extmath import row_norms
+
+from semiscale._memory import MemoryBudgetError, block_rows, format_bytes, parse_memory_budget
+
+__all__ = [
+    "MEDIAN_SAMPLE_SIZE",
+    "Kernel",
+    "Laplacian",
+    "Linear",
+    "Polynomial",
+    "RBF",
+    "gamma_from_paper",
+    "gamma_from_sigma",
+    "result_dtype",
+    "sigma_from_gamma",
+    "squared_distances",
+]
+
+#: Most points used by the ``gamma="median"`` heuristic (a random sample when n is larger).
+MEDIAN_SAMPLE_SIZE = 1000
+_HEURISTICS = ("median", "mean")
+_IDX_BYTES = 8  # int64 indices of sparse temporaries (worst case)
+#: numpy's broadcasting in-place ufuncs (``D += b[None, :]``) allocate one 8192-item buffer.
+_UFUNC_BUFFER_BYTES = 8192 * 8 + 4096
+
+
+# --------------------------------------------------------------------------- converters
+def _positive(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real) or not (0 < value < math.inf):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def gamma_from_sigma(sigma) -> float:
+    r"""Gamma of ``exp(-γ‖a−b‖²)`` equal to ``exp(-‖a−b‖² / (2σ²))``: :math:`γ = 1/(2σ^2)`."""
+    return 1.0 / (2.0 * _positive(sigma, "sigma") ** 2)
+
+
+def sigma_from_gamma(gamma) -> float:
+    r"""Inverse of :func:`gamma_from_sigma`: :math:`σ = 1/\sqrt{2γ}`."""
+    return 1.0 / math.sqrt(2.0 * _positive(gamma, "gamma"))
+
+
+_PAPER_CONVENTIONS = {
+    "2sigma2": lambda v: 1.0 / (2.0 * v * v),  # exp(-d²/(2σ²)), papers 000 and 004
+    "sigma2": lambda v: 1.0 / (v * v),  # exp(-d²/σ²)
+    "beta": lambda v: 1.0 / v,  # exp(-d²/β), paper 001
+    "gamma": lambda v: v,  # exp(-γd²), already ours
+}
+
+
+def gamma_from_paper(value, convention: str) -> float:
+    """Convert a paper's RBF width to our ``gamma`` in ``exp(-γ‖a−b‖²)``.
+
+    Parameters
+    ----------
+    value : float
+        The paper's parameter (σ for ``"2sigma2"``/``"sigma2"``, β for ``"beta"``), positive.
+    convention : {"2sigma2", "sigma2", "beta", "gamma"}
+        ``"2sigma2"``: exp(−d²/(2σ²)) → γ = 1/(2σ²) (papers 000, 004);
+        ``"sigma2"``: exp(−d²/σ²) → γ = 1/σ²; ``"beta"``: exp(−d²/β) → γ = 1/β (paper 001);
+        ``"gamma"``: exp(−γd²) → γ.
+    """
+    if convention not in _PAPER_CONVENTIONS:
+        raise ValueError(
+            f"convention must be one of {sorted(_PAPER_CONVENTIONS)}, got {convention!r}"
+        )
+    return float(_PAPER_CONVENTIONS[convention](_positive(value, "value")))
+
+
+# --------------------------------------------------------------------------- inputs
+def _all_finite(values) -> bool:
+    """True when no entry is NaN/inf: one float64 sum; a full check only if the sum overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.sum(values, dtype=np.float64)):
+            return True
+    return bool(np.isfinite(values).all())
+
+
+def _check_input(X, name: str):
+    """2-D float32/float64 ndarray or canonical CSR with finite entries (no copy when already so).
+
+    A CSR with duplicate or unsorted entries is copied and summed (never modified in place).
+    """
+    if sp.issparse(X):
+        X = X.tocsr()
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        values = X.data
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(
+                f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}; "
+                "use X.reshape(1, -1) for one sample or X.reshape(-1, 1) for one feature"
+            )
+        if X.dtype not in (np.float32, np.float64):
+            if X.dtype.kind not in "biuf":
+                raise ValueError(f"{name} must be numeric, got dtype {X.dtype}")
+            X = X.astype(np.float64)
+        values = X
+    if not _all_finite(values):
+        raise ValueError(f"{name} contains NaN or infinite values; the kernel needs finite data")
+    return X
+
+
+def result_dtype(A, B=None) -> np.dtype:
+    """Output dtype of a kernel: float32 only when both inputs are float32, else float64."""
+    both32 = getattr(A, "dtype", None) == np.float32 and (
+        B is None or getattr(B, "dtype", None) == np.float32
+    )
+    return np.dtype(np.float32 if both32 else np.float64)
+
+
+def _cast(X, dtype):
+    return X if X.dtype == dtype else X.astype(dtype)
+
+
+def _sq_norms(X) -> np.ndarray:
+    """‖x_i‖² per row without temporaries (sparse: a compiled loop over the stored values)."""
+    return row_norms(X, squared=True)
+
+
+class _Pair:
+    """Validated operands of ``K(A, B)`` and the per-row / fixed memory of their product."""
+
+    def __init__(self, A, B):
+        self.symmetric = B is None or B is A
+        self.A = _check_input(A, "A")
+        self.B = self.A if self.symmetric else _check_input(B, "B")
+        if self.A.shape[1] != self.B.shape[1]:
+            raise ValueError(
+                f"A has {self.A.shape[1]} features but B has {self.B.shape[1]}; "
+                "both must describe points in the same feature space"
+            )
+        self.dtype = result_dtype(self.A, self.B)
+        self.it = self.dtype.itemsize
+        self.n_features = self.A.shape[1]
+
+    def a_row_bytes(self) -> int:
+        """Bytes of one row of A as a cast / contiguous / sparse-sliced copy."""
+        A = self.A
+        if sp.issparse(A):
+            nnz_row = A.nnz // max(A.shape[0], 1) + 1
+            return nnz_row * (self.it + _IDX_BYTES) + _IDX_BYTES
+        return self.n_features * self.it
+
+    def dot_row_bytes(self) -> int:
+        """Per-row temporaries of ``A_blk @ B.T`` beyond the output row."""
+        extra = self.a_row_bytes() + self.it  # A row (cast/sliced) and its norm
+        if sp.issparse(self.B):
+            if sp.issparse(self.A):  # sparse result before densifying
+                extra += (self.it + _IDX_BYTES) * self.B.shape[0]
+            else:  # contiguous transpose of the A block
+                extra += self.a_row_bytes()
+        return extra
+
+    def dot_fixed_bytes(self) -> int:
+        """Bytes of the B-side operands prepared once (cast, transposed, norms)."""
+        B, it = self.B, self.it
+        n_b = B.shape[0]
+        size = B.nnz * (it + _IDX_BYTES) if sp.issparse(B) else n_b * self.n_features * it
+        copies = int(B.dtype != self.dtype) + int(sp.issparse(self.A) != sp.issparse(B))
+        copies += int(sp.issparse(self.A) and sp.issparse(B))
+        return copies * size + 2 * n_b * it
+
+    def dot_setup(self):
+        B = _cast(self.B, self.dtype)
+        if sp.issparse(self.A):
+            return ("ss", B.T.tocsr()) if sp.issparse(B) else ("sd", np.ascontiguousarray(B.T))
+        return ("ds", B) if sp.issparse(B) else ("dd", B)
+
+    def rows(self, rows: slice):
+        """``A[rows]`` in the result dtype (a view for dense A of that dtype)."""
+        return _cast(self.A[rows], self.dtype)
+
+    def dot(self, A_blk, plan) -> np.ndarray:
+        """Dense ``A_blk @ B.T`` in the result dtype."""
+        kind, Bx = plan
+        if kind == "dd":
+            return A_blk @ Bx.T
+        if kind == "sd":
+            return np.asarray(A_blk @ Bx)
+        if kind == "ss":
+            return (A_blk @ Bx).toarray()
+        return np.asarray(Bx @ np.ascontiguousarray(A_blk.T)).T
+
+    def zero_diagonal(self, D: np.ndarray, rows: slice) -> None:
+        """Exact zeros at (i, i) of the full matrix, for a block of rows, when B is A."""
+        if self.symmetric:
+            i = np.arange(rows.start, min(rows.stop, self.B.shape[0]))
+            D[i - rows.start, i] = 0.0
+
+
+def _sq_setup(pair: _Pair):
+    """B-side state of squared distances: the product plan and ‖b_j‖²."""
+    return pair.dot_setup(), _sq_norms(_cast(pair.B, pair.dtype))
+
+
+def _sq_dist_block(pair: _Pair, rows: slice, plan, b_sq: np.ndarray) -> np.ndarray:
+    A_blk = pair.rows(rows)
+    D = pair.dot(A_blk, plan)
+    D *= -2.0
+    D += _sq_norms(A_blk)[:, None]
+    D += b_sq[None, :]
+    np.maximum(D, 0.0, out=D)
+    pair.zero_diagonal(D, rows)
+    return D
+
+
+def squared_distances(A, B=None) -> np.ndarray:
+    """Squared Euclidean distances ``‖a_i − b_j‖² = ‖a_i‖² + ‖b_j‖² − 2 a_i·b_j`` (clipped at 0).
+
+    Dense ndarray of shape (len(A), len(B)); exact zeros on the diagonal when ``B`` is None or A.
+    """
+    pair = _Pair(A, B)
+    return _sq_dist_block(pair, slice(0, pair.A.shape[0]), *_sq_setup(pair))
+
+
+def _l1_distances(A, B) -> np.ndarray:
+    """float64 L1 distances between validated operands (dense/CSR), any mix."""
+    if sp.issparse(A) or sp.issparse(B):
+        return manhattan_distances(sp.csr_matrix(A), sp.csr_matrix(B))
+    return cdist(A, B, "cityblock")
+
+
+# --------------------------------------------------------------------------- heuristics
+def _sample(X, random_state):
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError("gamma='median' needs at least 2 samples to measure a distance")
+    if n > MEDIAN_SAMPLE_SIZE:
+        idx = np.sort(check_random_state(random_state).choice(n, MEDIAN_SAMPLE_SIZE, replace=False))
+        X = X[idx]
+    return _cast(X, np.float64)
+
+
+def _median_distance(X, metric: str, random_state) -> float:
+    S = _sample(X, random_state)
+    iu = np.triu_indices(S.shape[0], 1)
+    d = _l1_distances(S, S)[iu] if metric == "l1" else np.sqrt(squared_distances(S)[iu])
+    return float(np.median(d))
+
+
+def _mean_deviation(X, metric: str) -> float:
+    """Mean over points of ‖x − μ‖² (``"l2"``, paper 001's β) or ‖x − μ‖₁ (``"l1"``)."""
+    n, d = X.shape
+    power = (lambda v: v * v) if metric == "l2" else np.abs
+    if sp.issparse(X):
+        mu = np.bincount(X.indices, weights=X.data, minlength=d) / n
+        total = power(X.data.astype(np.float64) - mu[X.indices]).sum()
+        total += ((n - np.bincount(X.indices, minlength=d)) * power(mu)).sum()
+        return float(total / n)
+    mu = X.mean(axis=0, dtype=np.float64)
+    step = max(1, (1 << 22) // max(d, 1))
+    total = sum(power(X[i : i + step] - mu).sum() for i in range(0, n, step))
+    return float(total / n)
+
+
+def _zero_width(which: str, metric: str):
+    return ValueError(
+        f"gamma={which!r}: the {which} {metric} distance of the data is 0 (duplicated or constant "
+        "points), so no finite gamma follows; pass a numeric gamma"
+    )
+
+
+# --------------------------------------------------------------------------- kernels
+class Kernel(BaseEstimator):
+    """Base class: ``k(A, B)`` dense, by row blocks under a memory budget, and its diagonal.
+
+    Subclasses implement ``_setup(pair)`` (B-side precomputation), ``_block(pair, rows, state)``
+    (``K[rows, :]``), ``_diag(A)``, and the memory hooks ``_row_bytes`` / ``_fixed_bytes``.
+    """
+
+    #: k(a, b) depends on a − b only.
+    is_stationary = False
+
+    @property
+    def kappa2(self):
+        """sup_x k(x, x) (1 for RBF/Laplacian), or None when unbounded."""
+        return 1.0 if self.is_stationary else None
+
+    def _check_params(self) -> None:
+        """Raise ValueError on invalid or unresolved hyper-parameters."""
+
+    def _block(self, pair: _Pair, rows: slice, state) -> np.ndarray:
+        raise NotImplementedError
+
+    def _diag(self, A) -> np.ndarray:
+        raise NotImplementedError
+
+    def _resolved_params(self, X, random_state) -> dict:
+        return {}
+
+    def resolve(self, X, random_state=None) -> Kernel:
+        """Return a copy with data-dependent parameters fixed from ``X`` (self is unchanged).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training points (used only when a parameter is data-dependent).
+        random_state : int, RandomState or None
+            Seeds the sample of the ``"median"`` heuristic.
+
+        Returns
+        -------
+        Kernel
+            A new kernel of the same class with numeric parameters (an equal copy when they
+            already were numeric).
+
+        Raises
+        ------
+        ValueError
+            On an invalid parameter (naming it), or a zero data width (constant/duplicate data).
+        """
+        new = clone(self).set_params(**self._resolved_params(X, random_state))
+        new._check_params()
+        return new
+
+    def _row_bytes(self, pair: _Pair) -> int:
+        return pair.it * pair.B.shape[0] + pair.dot_row_bytes()
+
+    def _fixed_bytes(self, pair: _Pair) -> int:
+        return pair.dot_fixed_bytes()
+
+    def _setup(self, pair: _Pair):
+        return pair.dot_setup()
+
+    def __call__(self, A, B=None) -> np.ndarray:
+        """Dense ``K[i, j] = k(A[i], B[j])`` of shape (len(A), len(B)); B=None means A.
+
+        A and B are ndarrays or sparse matrices (any mix); the result is float32 only when both
+        are float32.  For large inputs use :meth:`blocks` or ``semiscale.linalg.kernel_matmul``.
+        """
+        self._check_params()
+        pair = _Pair(A, B)
+        return self._block(pair, slice(0, pair.A.shape[0]), self._setup(pair))
+
+    def diag(self, A) -> np.ndarray:
+        """``k(A[i], A[i])`` for every row, shape (len(A),), without forming the matrix."""
+        self._check_params()
+        A = _check_input(A, "A")
+        return self._diag(A).astype(result_dtype(A), copy=False)
+
+    def blocks(self, A, B=None, memory_budget=None):
+        """Iterate over ``(rows, K[rows, :])`` with each block's temporaries within the budget.
+
+        The rows per block come from :func:`semiscale._memory.block_rows` with the bytes one row
+        needs (output row and distance/product temporaries), after the B-side precomputation
+        is taken from the budget.  Release each block (``del K``) before asking for the next one,
+        or two blocks are alive at once.
+
+        Parameters
+        ----------
+        A : ndarray or sparse matrix of shape (n_a, n_features)
+        B : ndarray or sparse matrix of shape (n_b, n_features), or None (means A)
+        memory_budget : int, str or None
+            Bytes (or ``"512MB"``) for one block and its temporaries; None is a default fraction
+            of the available memory.
+
+        Yields
+        ------
+        rows : slice
+            Rows of A covered by the block.
+        K : ndarray of shape (rows.stop - rows.start, n_b)
+            ``K(A[rows], B)``, C- or F-ordered, dtype by :func:`result_dtype`.
+
+        Raises
+        ------
+        MemoryBudgetError
+            Before allocating anything, when not one row fits in ``memory_budget``.
+        """
+        self._check_params()
+        pair = _Pair(A, B)
+        budget = parse_memory_budget(memory_budget)
+        per_row, fixed = self._row_bytes(pair), self._fixed_bytes(pair)
+        if budget - fixed < per_row:
+            raise MemoryBudgetError(
+                f"memory_budget={format_bytes(budget)} is too small for one kernel block row "
+                f"({format_bytes(per_row)} per row plus {format_bytes(fixed)} for B-side "
+                f"operands); raise memory_budget to at least {per_row + fixed} bytes"
+            )
+        rows = block_rows(pair.A.shape[0], per_row, budget - fixed, what="kernel block")
+        return self._iter_blocks(pair, rows)
+
+    def _iter_blocks(self, pair: _Pair, rows: int):
+        state = self._setup(pair)
+        for start in range(0, pair.A.shape[0], rows):
+            sl = slice(start, min(start + rows, pair.A.shape[0]))
+            yield sl, self._block(pair, sl, state)  # no local keeps the block alive
+
+
+class _GammaKernel(Kernel):
+    """Stationary kernel ``exp(-γ·dist(a, b))`` whose gamma may be "median" or "mean"."""
+
+    is_stationary = True
+    _metric = "l2"
+
+    def _check_params(self) -> None:
+        g = self.gamma
+        if isinstance(g, str):
+            if g in _HEURISTICS:
+                raise ValueError(
+                    f"{type(self).__name__}(gamma={g!r}) is data-dependent: call "
+                    "kernel.resolve(X) first to fix gamma from the data (estimators do this in fit)"
+                )
+            raise ValueError(f"gamma must be a positive float, 'median' or 'mean'; got {g!r}")
+        _positive(g, "gamma")
+
+    def _gamma_from(self, X, random_state) -> float:
+        if self.gamma == "median":
+            width = _median_distance(X, self._metric, random_state)
+        else:
+            width = _mean_deviation(X, self._metric)
+        if not width > 0:
+            raise _zero_width(self.gamma, "L1" if self._metric == "l1" else "Euclidean")
+        return self._gamma_from_width(width)
+
+    def _resolved_params(self, X, random_state) -> dict:
+        if isinstance(self.gamma, str) and self.gamma in _HEURISTICS:
+            return {"gamma": self._gamma_from(_check_input(X, "X"), random_state)}
+        return {}
+
+    def _diag(self, A):
+        return np.ones(A.shape[0])
+
+
+class RBF(_GammaKernel):
+    r"""Gaussian kernel :math:`k(a, b) = \exp(-γ\,‖a − b‖_2^2)`.
+
+    Parameters
+    ----------
+    gamma : float, "median" or "mean", default=1.0
+        Positive width; γ = 1/(2σ²) (see :func:`gamma_from_sigma`).  ``"median"``:
+        σ = median pairwise Euclidean distance over distinct pairs of at most
+        ``MEDIAN_SAMPLE_SIZE`` points (drawn as ``random_state.choice(n, 1000, replace=False)``
+        when n is larger), γ = 1/(2σ²).  ``"mean"``: paper 001's
+        :math:`β = \frac1n\sum_i ‖x_i − \bar x‖^2` (the mean squared distance of the points to
+        their mean), γ = 1/β, i.e. k = exp(−‖a−b‖²/β).  Both need :meth:`resolve`.
+    """
+
+    def __init__(self, gamma=1.0):
+        self.gamma = gamma
+
+    def _fixed_bytes(self, pair):
+        return pair.dot_fixed_bytes() + _UFUNC_BUFFER_BYTES
+
+    def _setup(self, pair):
+        return _sq_setup(pair)
+
+    def _block(self, pair, rows, state):
+        K = _sq_dist_block(pair, rows, *state)
+        K *= -self.gamma
+        return np.exp(K, out=K)
+
+    def _gamma_from_width(self, width):
+        return 1.0 / (2.0 * width**2) if self.gamma == "median" else 1.0 / width
+
+
+class Laplacian(_GammaKernel):
+    r"""Laplacian kernel :math:`k(a, b) = \exp(-γ\,‖a − b‖_1)` (L1 distance, as scikit-learn's
+    ``laplacian_kernel``).
+
+    Parameters
+    ----------
+    gamma : float, "median" or "mean", default=1.0
+        Positive rate.  ``"median"``: γ = 1/m with m the median pairwise L1 distance over a sample
+        of at most ``MEDIAN_SAMPLE_SIZE`` points (so k = e⁻¹ at the median distance).  ``"mean"``:
+        γ = 1/β₁ with :math:`β_1 = \frac1n\sum_i ‖x_i − \bar x‖_1`, the L1 analogue of paper 001's
+        β.  Both need :meth:`resolve`.
+    """
+
+    _metric = "l1"
+
+    def __init__(self, gamma=1.0):
+        self.gamma = gamma
+
+    def _row_bytes(self, pair):
+        # float64 distance row (+ the float32 output row when cast) + a copy of the A row
+        cast_row = pair.it * pair.B.shape[0] if pair.dtype != np.float64 else 0
+        return 8 * pair.B.shape[0] + cast_row + pair.n_features * (8 + _IDX_BYTES)
+
+    def _fixed_bytes(self, pair):
+        B = pair.B
+        if sp.issparse(pair.A) or sp.issparse(B):  # B as canonical CSR of the result dtype
+            return (B.nnz if sp.issparse(B) else B.size) * (pair.it + _IDX_BYTES)
+        return B.size * 8 * (B.dtype != np.float64)  # B as float64 for cdist
+
+    def _setup(self, pair):
+        B = pair.B
+        if sp.issparse(pair.A) or sp.issparse(B):
+            return sp.csr_matrix(B, dtype=pair.dtype)
+        return _cast(B, np.float64)
+
+    def _block(self, pair, rows, B):
+        A_blk = pair.A[rows]
+        if sp.issparse(B):
+            A_blk = sp.csr_matrix(A_blk, dtype=pair.dtype)
+        K = _l1_distances(A_blk, B)
+        pair.zero_diagonal(K, rows)
+        K *= -self.gamma
+        np.exp(K, out=K)
+        return K.astype(pair.dtype, copy=False)
+
+    def _gamma_from_width(self, width):
+        return 1.0 / width
+
+
+class Linear(Kernel):
+    r"""Linear kernel :math:`k(a, b) = a·b` (no hyper-parameters)."""
+
+    def _block(self, pair, rows, plan):
+        return pair.dot(pair.rows(rows), plan)
+
+    def _diag(self, A):
+        return _sq_norms(A)
+
+
+class Polynomial(Kernel):
+    r"""Polynomial kernel :math:`k(a, b) = (γ\,a·b + c_0)^d`.
+
+    Parameters
+    ----------
+    degree : int, default=3
+        Positive integer d.
+    gamma : float, default=1.0
+        Positive scale γ.
+    coef0 : float, default=1.0
+        Offset c₀ ≥ 0 (a negative offset breaks positive semi-definiteness).
+    """
+
+    def __init__(self, degree=3, gamma=1.0, coef0=1.0):
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+
+    def _check_params(self) -> None:
+        if (
+            isinstance(self.degree, bool)
+            or not isinstance(self.degree, Integral)
+            or self.degree < 1
+        ):
+            raise ValueError(f"degree must be a positive integer, got {self.degree!r}")
+        _positive(self.gamma, "gamma")
+        c = self.coef0
+        if isinstance(c, bool) or not isinstance(c, Real) or not (0 <= c < math.inf):
+            raise ValueError(f"coef0 must be a finite number >= 0, got {c!r}")
+
+    def _block(self, pair, rows, plan):
+        K = pair.dot(pair.rows(rows), plan)
+        K *= self.gamma
+        K += self.coef0
+        return np.power(K, int(self.degree), out=K)
+
+    def _diag(self, A):
+        return (self.gamma * _sq_norms(A) + self.coef0) ** int(self.degree)

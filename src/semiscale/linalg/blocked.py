@@ -1,0 +1,130 @@
+"""Blocked kernel products under a memory budget: the one place heavy kernel work happens.
+
+``K(A, B)`` is never formed: its rows are produced in blocks by :meth:`Kernel.blocks`, each block
+multiplied into the result and released before the next one is computed.  A GPU or distributed
+backend replaces this module, not the estimators.
+
+Memory: the budget covers the kernel blocks and every temporary of the product (a cast copy of
+``V``/``U``, the accumulation buffer of :func:`kernel_rmatmul`); only the result itself, of shape
+(len(A), r) or (len(B), r), is outside it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from semiscale._memory import MemoryBudgetError, format_bytes, parse_memory_budget
+from semiscale.kernels import _all_finite, result_dtype
+
+__all__ = ["kernel_matmul", "kernel_rmatmul"]
+
+
+def _n_rows(X) -> int:
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def _operand(M, n_rows: int, name: str, rows_of: str, dtype):
+    """Validate ``M`` as (n_rows,) or (n_rows, r).
+
+    Returns it as 2-D of ``dtype``, its ndim, and the bytes of the cast copy made (0 if none).
+    """
+    M = np.asarray(M)
+    if M.ndim not in (1, 2) or M.shape[0] != n_rows:
+        raise ValueError(
+            f"{name} must have shape ({n_rows},) or ({n_rows}, r) to match len({rows_of}) = "
+            f"{n_rows}, got {M.shape}"
+        )
+    if M.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric, got dtype {M.dtype}")
+    if not _all_finite(M):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    ndim = M.ndim
+    M = M if ndim == 2 else M[:, None]
+    if M.dtype == dtype:
+        return M, ndim, 0
+    M = M.astype(dtype)
+    return M, ndim, M.nbytes
+
+
+def _remaining_budget(memory_budget, reserved: int) -> int:
+    budget = parse_memory_budget(memory_budget)
+    if budget <= reserved:
+        raise MemoryBudgetError(
+            f"memory_budget={format_bytes(budget)} is used up by the product's own buffers "
+            f"({format_bytes(reserved)}) before any kernel block; raise memory_budget"
+        )
+    return budget - reserved
+
+
+def kernel_matmul(kernel, A, B, V, memory_budget=None) -> np.ndarray:
+    r"""Compute :math:`K(A, B)\,V` without forming :math:`K(A, B)`.
+
+    Rows of the result are computed block by block: ``out[rows] = K(A[rows], B) @ V``, each
+    kernel block written straight into the result by BLAS.
+
+    Parameters
+    ----------
+    kernel : semiscale.kernels.Kernel
+        A resolved kernel.
+    A : ndarray or sparse matrix of shape (n_a, n_features)
+    B : ndarray, sparse matrix of shape (n_b, n_features), or None
+        None means ``A`` (exact zero self-distances).
+    V : ndarray of shape (n_b,) or (n_b, r)
+    memory_budget : int, str or None
+        Bytes for the kernel blocks and temporaries (see ``semiscale._memory``).
+
+    Returns
+    -------
+    ndarray of shape (n_a,) or (n_a, r)
+        float32 only when A and B are both float32 (the kernel's rule), else float64.
+
+    Raises
+    ------
+    MemoryBudgetError
+        Before allocating a block, when not one row of it fits.
+    """
+    dtype = result_dtype(A, B)
+    V2, ndim, reserved = _operand(V, _n_rows(A if B is None else B), "V", "B", dtype)
+    blocks = kernel.blocks(A, B, memory_budget=_remaining_budget(memory_budget, reserved))
+    out = np.empty((_n_rows(A), V2.shape[1]), dtype=dtype)
+    for rows, K in blocks:
+        np.matmul(K, V2, out=out[rows])
+        del K  # release before the next block is computed
+    return out[:, 0] if ndim == 1 else out
+
+
+def kernel_rmatmul(kernel, A, B, U, memory_budget=None) -> np.ndarray:
+    r"""Compute :math:`K(A, B)^\top U` without forming :math:`K(A, B)`.
+
+    The result is accumulated over row blocks of ``A``:
+    :math:`\sum_{\text{blocks}} K(A_{rows}, B)^\top U_{rows}`.
+
+    Parameters
+    ----------
+    kernel : semiscale.kernels.Kernel
+        A resolved kernel.
+    A : ndarray or sparse matrix of shape (n_a, n_features)
+    B : ndarray, sparse matrix of shape (n_b, n_features), or None
+        None means ``A``.
+    U : ndarray of shape (n_a,) or (n_a, r)
+    memory_budget : int, str or None
+        Bytes for the kernel blocks, a (n_b, r) accumulation buffer and temporaries.
+
+    Returns
+    -------
+    ndarray of shape (n_b,) or (n_b, r)
+        float32 only when A and B are both float32, else float64.
+    """
+    dtype = result_dtype(A, B)
+    n_b = _n_rows(A if B is None else B)
+    U2, ndim, copied = _operand(U, _n_rows(A), "U", "A", dtype)
+    r = U2.shape[1]
+    reserved = n_b * r * dtype.itemsize + copied
+    blocks = kernel.blocks(A, B, memory_budget=_remaining_budget(memory_budget, reserved))
+    out = np.zeros((n_b, r), dtype=dtype)
+    buf = np.empty_like(out)
+    for rows, K in blocks:
+        np.matmul(K.T, U2[rows], out=buf)
+        del K
+        out += buf
+    return out[:, 0] if ndim == 1 else out
