@@ -24,6 +24,11 @@ def _cmd_datasets(args):
     if args.json:
         print(json.dumps(rows, indent=2, default=str))
         return 0
+    from ._memory import format_bytes
+
+    for row in rows:
+        if isinstance(row.get("size"), (int, float)):
+            row["size"] = format_bytes(row["size"])
     columns = ["name", "split", "n_samples", "n_features", "task", "size", "location"]
     _print_table(rows, [c for c in columns if any(c in r for r in rows)])
     return 0

@@ -13,11 +13,13 @@ centers for Nyström LapRLS).  Subclasses implement :meth:`_solve` only.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin, clone
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import (
@@ -152,6 +154,12 @@ class ManifoldLeastSquaresMixin:
             self.kernel_, X, self.X_fit_, self.dual_coef_, getattr(self, "memory_budget", None)
         )
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
+
     def _check_predict_X(self, X):
         check_is_fitted(self, "dual_coef_")
         X = check_X(X)
@@ -161,6 +169,33 @@ class ManifoldLeastSquaresMixin:
                 f"{self.n_features_in_} features as input"
             )
         return X
+
+
+def _check_y_given(estimator, y):
+    if y is None:
+        raise ValueError(
+            f"{type(estimator).__name__} requires y to be passed, but the target y is None"
+        )
+
+
+def _column_or_1d_labels(y):
+    """Labels as 1-D; a column vector is accepted with scikit-learn's DataConversionWarning."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected; y is ravelled.",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        y = y.ravel()
+    if y.dtype.kind == "f" and y.ndim == 1:
+        finite = y[np.isfinite(y)]
+        if finite.size and np.any(finite != np.round(finite)):
+            raise ValueError(
+                "Unknown label type: continuous targets were passed to a classifier; use a "
+                "regressor (e.g. LapRLSRegressor) for real-valued targets"
+            )
+    return y
 
 
 class SSLClassifierMixin(ClassifierMixin):
@@ -188,6 +223,8 @@ class SSLClassifierMixin(ClassifierMixin):
         self
         """
         X = check_X(X, min_samples=2)
+        _check_y_given(self, y)
+        y = _column_or_1d_labels(y)
         targets = check_classification_targets(y, X.shape[0], unlabeled=self.unlabeled)
         Y = one_vs_rest_targets(targets)
         self.classes_ = targets.classes
@@ -214,6 +251,11 @@ class SSLClassifierMixin(ClassifierMixin):
 class SSLRegressorMixin(RegressorMixin):
     """Semi-supervised regression: ``NaN`` in ``y`` marks unlabeled points."""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
     def fit(self, X, y, laplacian=None):
         """Fit on labeled + unlabeled points.
 
@@ -230,6 +272,7 @@ class SSLRegressorMixin(RegressorMixin):
         self
         """
         X = check_X(X, min_samples=2)
+        _check_y_given(self, y)
         y, labeled = check_regression_targets(y, X.shape[0])
         self._y_ndim = y.ndim
         Y = np.where(np.isnan(y), 0.0, y)
