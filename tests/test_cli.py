@@ -1,0 +1,44 @@
+import json
+
+import pytest
+
+from semiscale.cli import main
+
+
+def test_demo_laprls_beats_rls(tmp_path, capsys):
+    png = tmp_path / "demo.png"
+    assert main(["demo", "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split("  ")[0].strip(): line.split() for line in out.splitlines()}
+    lap = float(rows["LapRLS (exact)"][2])
+    rls = float(rows["RLS (supervised)"][2])
+    assert lap >= 0.99
+    assert rls < 0.9
+    assert png.exists() and png.stat().st_size > 1000
+
+
+def test_datasets_lists_embedded(capsys):
+    assert main(["datasets", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    a9a = [r for r in rows if r["name"] == "a9a" and r["split"] == "train"][0]
+    assert a9a["n_samples"] == 32561
+    assert a9a["location"] == "embedded"
+
+
+def test_graph_report(capsys):
+    assert main(["graph", "housing", "-k", "5", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["n_samples"] == 506
+    assert report["degree_min"] >= 5
+    assert report["n_components"] >= 1
+    assert report["seconds"] >= 0
+
+
+def test_bad_dataset_is_a_clear_error(capsys):
+    assert main(["graph", "no-such-dataset"]) == 2
+    assert "no-such-dataset" in capsys.readouterr().err
+
+
+def test_usage_error():
+    with pytest.raises(SystemExit):
+        main(["nonsense"])
