@@ -1,0 +1,259 @@
+"""Nyström centers and the jittered Cholesky factorization of ``K_ss``.
+
+A Nyström method restricts the predictor to ``f = Σ_{j≤s} α_j k(x̃_j, ·)`` over ``s`` centers
+``x̃_j`` (paper 000 §4.1), which replaces the kernel matrix by ``K ≈ K_ns K_ss⁺ K_sn``.  How the
+centers are chosen sets the quality of that approximation:
+
+* ``"uniform"`` — uniform sampling without replacement (paper 000, Algorithm 1 step 2);
+* ``"kmeans++"`` — D² sampling in the kernel-induced distance
+  ``d²(x, c) = k(x, x) + k(c, c) − 2 k(x, c)`` (Arthur & Vassilvitskii's seeding in feature
+  space): each new center is drawn with probability proportional to its squared feature-space
+  distance to the nearest center already chosen.  O(n) memory, ``n·s`` kernel evaluations;
+* ``"rpcholesky"`` — randomly pivoted Cholesky (Chen, Epperly, Tropp & Webber, 2023): each new
+  center is drawn with probability proportional to the *residual* diagonal
+  ``diag(K − K_ns K_ss⁻¹ K_sn)`` of the current Nyström approximation, i.e. proportional to the
+  squared distance to the *span* of the centers already chosen.  ``n·s`` memory (one ``n × s``
+  factor, checked against ``memory_budget``), ``O(n s² + n s d)`` time.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.linalg as sla
+
+from .._memory import block_rows
+
+__all__ = ["jittered_cholesky", "resolve_n_centers", "select_centers", "CENTER_METHODS"]
+
+
+def resolve_n_centers(n_centers, n_samples: int) -> int:
+    """Number of Nyström centers from an int, a fraction of ``n_samples`` or ``"sqrt"``.
+
+    Parameters
+    ----------
+    n_centers : int, float or {"sqrt"}
+        An int in ``[1, n_samples]``; a float in ``(0, 1]`` meaning ``⌈n_centers · n_samples⌉``;
+        ``"sqrt"`` meaning ``⌈√n_samples⌉`` (the paper-000 regime ``s ~ √n``).
+    n_samples : int
+        Number of candidate points.
+
+    Returns
+    -------
+    int
+    """
+    if n_samples < 1:
+        raise ValueError(f"need at least one sample to choose Nyström centers, got {n_samples}")
+    if isinstance(n_centers, str):
+        if n_centers != "sqrt":
+            raise ValueError(
+                f"n_centers={n_centers!r} is not understood; use an int, a fraction in (0, 1] "
+                "or 'sqrt'"
+            )
+        return min(math.ceil(math.sqrt(n_samples)), n_samples)
+    if isinstance(n_centers, bool) or not isinstance(n_centers, numbers.Real):
+        raise TypeError(
+            f"n_centers must be an int, a float fraction in (0, 1] or 'sqrt', got {n_centers!r}"
+        )
+    if isinstance(n_centers, numbers.Integral):
+        if not 1 <= n_centers <= n_samples:
+            raise ValueError(
+                f"n_centers={n_centers} must lie in [1, n_samples={n_samples}]; pass a fraction "
+                "in (0, 1] or 'sqrt' to scale with the data"
+            )
+        return int(n_centers)
+    if not 0 < n_centers <= 1:
+        raise ValueError(
+            f"a float n_centers is a fraction of the samples and must lie in (0, 1], "
+            f"got {n_centers!r}"
+        )
+    return max(1, min(math.ceil(n_centers * n_samples), n_samples))
+
+
+def _rng(random_state):
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    return np.random.default_rng(random_state)
+
+
+def _uniform(X, n_centers, rng, kernel, candidates, memory_budget):
+    return rng.choice(candidates, size=n_centers, replace=False)
+
+
+def _sample(weights, rng, taken):
+    """Index drawn with probability ∝ ``weights``; uniform over the untaken ones when all ~0."""
+    total = weights.sum()
+    if not total > 0:
+        return int(rng.choice(np.flatnonzero(~taken)))
+    u = rng.random() * total
+    return int(min(np.searchsorted(np.cumsum(weights), u, side="right"), weights.size - 1))
+
+
+def _kmeanspp(X, n_centers, rng, kernel, candidates, memory_budget):
+    Xc = X[candidates]
+    diag = np.asarray(kernel.diag(Xc), dtype=np.float64)
+    taken = np.zeros(candidates.size, dtype=bool)
+    chosen = [int(rng.integers(candidates.size))]
+    dist = np.full(candidates.size, np.inf)
+    for _ in range(n_centers - 1):
+        c = chosen[-1]
+        taken[c] = True
+        k_c = np.asarray(kernel(Xc, Xc[c : c + 1]), dtype=np.float64)[:, 0]
+        np.minimum(dist, np.maximum(diag + diag[c] - 2 * k_c, 0), out=dist)
+        dist[taken] = 0
+        chosen.append(_sample(dist, rng, taken))
+    return candidates[np.asarray(chosen)]
+
+
+def _rpcholesky(X, n_centers, rng, kernel, candidates, memory_budget):
+    n = candidates.size
+    block_rows(n, 8 * (n_centers + 2), memory_budget, what="randomly pivoted Cholesky factor")
+    block_rows(1, 8 * n * (n_centers + 2), memory_budget, what="randomly pivoted Cholesky factor")
+    Xc = X[candidates]
+    residual = np.asarray(kernel.diag(Xc), dtype=np.float64).copy()
+    scale = max(residual.max(initial=0.0), np.finfo(float).tiny)
+    F = np.zeros((n, n_centers))
+    taken = np.zeros(n, dtype=bool)
+    chosen = []
+    for k in range(n_centers):
+        i = _sample(np.where(residual > 1e-14 * scale, residual, 0), rng, taken)
+        g = np.asarray(kernel(Xc, Xc[i : i + 1]), dtype=np.float64)[:, 0] - F[:, :k] @ F[i, :k]
+        chosen.append(i)
+        taken[i] = True
+        if g[i] > 1e-14 * scale:
+            F[:, k] = g / math.sqrt(g[i])
+            residual = np.maximum(residual - F[:, k] ** 2, 0)
+        residual[taken] = 0
+    return candidates[np.asarray(chosen)]
+
+
+#: Lookup table of center-selection schemes: ``name -> f(X, s, rng, kernel, candidates, budget)``.
+CENTER_METHODS = {"uniform": _uniform, "kmeans++": _kmeanspp, "rpcholesky": _rpcholesky}
+
+
+def select_centers(
+    X,
+    n_centers,
+    method="uniform",
+    random_state=None,
+    kernel=None,
+    labeled=None,
+    *,
+    memory_budget=None,
+):
+    """Choose Nyström centers among the rows of ``X``.
+
+    Parameters
+    ----------
+    X : array_like or sparse matrix of shape (n, d)
+        Candidate points (labeled and unlabeled).
+    n_centers : int, float or {"sqrt"}
+        See :func:`resolve_n_centers`.
+    method : {"uniform", "kmeans++", "rpcholesky"}
+        Selection scheme (see the module docstring); the kernel-aware ones need ``kernel``.
+    random_state : int, Generator, RandomState or None
+        Seed for reproducible choices.
+    kernel : callable, optional
+        Kernel object with ``kernel(A, B)`` and ``kernel.diag(A)`` (required unless uniform).
+    labeled : array_like of int or bool, optional
+        Labeled points are taken first (all of them if ``n_centers`` allows, otherwise a uniform
+        subset); the remaining centers are chosen by ``method`` among the other points.
+    memory_budget : int, str or None
+        Budget for ``"rpcholesky"``'s ``n × s`` factor.
+
+    Returns
+    -------
+    ndarray of int, shape (n_centers,)
+        Distinct row indices into ``X``, in order of selection.
+    """
+    n = X.shape[0]
+    s = resolve_n_centers(n_centers, n)
+    try:
+        select = CENTER_METHODS[method]
+    except KeyError:
+        raise ValueError(
+            f"method={method!r} is not a center-selection scheme; choose one of "
+            f"{sorted(CENTER_METHODS)}"
+        ) from None
+    if method != "uniform" and kernel is None:
+        raise ValueError(f"method={method!r} measures kernel distances and needs a kernel")
+    rng = _rng(random_state)
+    first = np.zeros(0, dtype=np.intp)
+    mask = np.ones(n, dtype=bool)
+    if labeled is not None:
+        labeled = np.asarray(labeled)
+        first = np.flatnonzero(labeled) if labeled.dtype == bool else labeled.astype(np.intp)
+        first = np.unique(first)
+        if first.size > s:
+            first = rng.choice(first, size=s, replace=False)
+        mask[first] = False
+    rest = s - first.size
+    if rest == 0:
+        return first.astype(np.intp)
+    candidates = np.flatnonzero(mask)
+    chosen = select(X, rest, rng, kernel, candidates, memory_budget)
+    return np.concatenate([first, chosen]).astype(np.intp)
+
+
+def jittered_cholesky(K_ss, *, initial_jitter=1e-12, max_tries=12, growth=10.0):
+    r"""Lower Cholesky factor of a symmetric PSD matrix, adding jitter until it is well posed.
+
+    Tries ``K_ss`` itself first, then ``K_ss + ε I`` with
+    ``ε = initial_jitter · mean(diag K_ss) · growth^t`` for ``t = 0, 1, …``.  A factorization is
+    accepted when LAPACK succeeds *and* the smallest pivot is not lost in round-off,
+    ``min_i L_ii² > s · u · mean(diag K_ss)`` (``u`` the unit round-off), so singular matrices
+    such as duplicate Nyström centers are jittered instead of silently factored into garbage.
+
+    Parameters
+    ----------
+    K_ss : ndarray of shape (s, s)
+        Symmetric positive semi-definite matrix (e.g. the kernel on the Nyström centers).
+    initial_jitter : float
+        First relative jitter, multiplied by the mean diagonal.
+    max_tries : int
+        Number of jittered attempts after the unjittered one.
+    growth : float
+        Factor by which the jitter grows between attempts.
+
+    Returns
+    -------
+    L : ndarray of shape (s, s)
+        Lower-triangular factor with ``L Lᵀ = K_ss + jitter · I``.
+    jitter : float
+        Absolute jitter added to the diagonal (0.0 when none was needed).
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When even the largest jitter fails (the matrix is not PSD or not finite).
+    """
+    K_ss = np.asarray(K_ss)
+    if K_ss.ndim != 2 or K_ss.shape[0] != K_ss.shape[1]:
+        raise ValueError(f"K_ss must be a square matrix, got shape {K_ss.shape}")
+    s = K_ss.shape[0]
+    if s == 0:
+        return K_ss.copy(), 0.0
+    if not np.all(np.isfinite(K_ss)):
+        raise np.linalg.LinAlgError("K_ss contains NaN or inf; cannot factorize it")
+    mean_diag = float(np.mean(np.diag(K_ss)))
+    if not mean_diag > 0:
+        mean_diag = 1.0
+    tiny = s * np.finfo(K_ss.dtype).eps * mean_diag
+    jitter = 0.0
+    for t in range(max_tries + 1):
+        try:
+            L = sla.cholesky(K_ss + jitter * np.eye(s, dtype=K_ss.dtype), lower=True)
+        except np.linalg.LinAlgError:
+            L = None
+        if L is not None and np.min(np.diag(L)) ** 2 > tiny:
+            return L, jitter
+        jitter = initial_jitter * mean_diag * growth**t
+    raise np.linalg.LinAlgError(
+        f"Cholesky of the {s}x{s} matrix failed even with jitter {jitter / growth:.3g} "
+        f"(= {jitter / growth / mean_diag:.3g} × mean diagonal); the matrix is not positive "
+        "semi-definite: check the kernel (is it PSD?) or raise initial_jitter / max_tries"
+    )

@@ -1,0 +1,351 @@
+r"""The Nyström LapRLS Hessian (paper 000, eqs. 4 and 7) as a blocked ``LinearOperator``.
+
+Restricting LapRLS (paper 000 eq. 2) to ``f = Σ_{j≤s} α_j k(x̃_j, ·)`` over ``s`` centers gives the
+``s × s`` normal equations ``H α = z`` (eq. 4) with
+
+.. math::
+
+    H = K_{ms}^\top K_{ms} + λ_A K_{ss} + λ_I K_{ns}^\top L K_{ns}
+      = K_{ns}^\top (J + λ_I L) K_{ns} + λ_A K_{ss},
+    \qquad z = K_{ms}^\top y,
+
+where ``J`` is the diagonal 0/1 selector of the labeled rows, so ``K_ms = J K_ns`` is just the
+labeled rows of ``K_ns``.  Eq. (7) evaluates ``H α`` without forming ``H``; here it takes two passes
+over row blocks of ``X`` (``u = K_ns α``, then ``K_nsᵀ v``) with the sparse product
+``v = J u + λ_I L u`` in between, so memory is one kernel block plus ``O(n r)``.  When the whole
+``K_ns`` (``n·s`` numbers) fits in ``memory_budget`` it is computed once and cached instead.
+
+With all points as centers (``s = n``), ``H = K (J K + λ_A I + λ_I L K)`` and ``z = K J y``, so
+``f = K α`` equals the exact LapRLS solution of eq. (3) (:class:`FullLapRLSHessian`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
+
+from .._memory import MemoryBudgetError, block_rows, format_bytes, parse_memory_budget, row_slices
+from .._validation import check_laplacian
+from .blocked import kernel_matmul, kernel_rmatmul
+
+__all__ = ["FullLapRLSHessian", "NystromLapRLSHessian", "dense_nystrom_laprls_hessian"]
+
+
+def _index(idx, n, name):
+    idx = np.asarray(idx)
+    if idx.dtype == bool:
+        if idx.shape != (n,):
+            raise ValueError(f"boolean {name} must have shape ({n},), got {idx.shape}")
+        return np.flatnonzero(idx)
+    if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+        raise ValueError(f"{name} must be a 1-D array of integer indices or a boolean mask")
+    idx = idx.astype(np.intp)
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise ValueError(f"{name} has indices outside [0, {n})")
+    return idx % n if idx.size else idx
+
+
+def _lambda(value, name):
+    value = float(value)
+    if not value >= 0:
+        raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+    return value
+
+
+class NystromLapRLSHessian(LinearOperator):
+    r"""``H = K_msᵀK_ms + λ_A K_ss + λ_I K_nsᵀ L K_ns`` (paper 000 eq. 4), blockwise (eq. 7).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Resolved kernel: ``kernel(A, B)``, ``kernel.diag(A)``, ``kernel.blocks(A, B, budget)``.
+    X : array_like or sparse matrix of shape (n, d)
+        All training points (labeled and unlabeled), in the Laplacian's order.
+    centers : array_like
+        1-D integer indices into ``X`` (the usual case) or a 2-D ``(s, d)`` array of points.
+    labeled_index : array_like of int or bool mask
+        The ``m`` labeled rows of ``X`` (any order; rows of ``K_ms`` follow this order).
+    laplacian : sparse matrix of shape (n, n) or None
+        Graph Laplacian ``L``; None (or ``intrinsic_lambda = 0``) drops the intrinsic term, and
+        then only the labeled rows are ever evaluated.
+    ambient_lambda, intrinsic_lambda : float
+        ``λ_A``, ``λ_I`` in paper 000's scaling (see :func:`semiscale.scaling.solver_lambdas`).
+    memory_budget : int, str or None
+        Bytes for ``K_ss``, the cached ``K_ns`` or one kernel block, and the ``n × r`` work arrays.
+    cache : {"auto", True, False}
+        Store ``K_ns`` (or ``K_ms`` without a graph): ``"auto"`` when it fits in the budget together
+        with ``K_ss`` and the kernel's own workspace; True demands it (``MemoryBudgetError`` if it
+        does not fit); False always recomputes kernel blocks (two passes per product).
+
+    Attributes
+    ----------
+    cached_ : bool
+        Whether ``K_ns`` is stored (it fits in the budget together with ``K_ss``).
+    n_matvec_ : int
+        Number of block products ``H V`` performed.
+    n_samples_, n_labeled_, n_centers_ : int
+    """
+
+    def __init__(
+        self,
+        kernel,
+        X,
+        centers,
+        labeled_index,
+        laplacian,
+        ambient_lambda,
+        intrinsic_lambda,
+        memory_budget=None,
+        *,
+        cache="auto",
+    ):
+        self.kernel = kernel
+        self.X = X
+        n = X.shape[0]
+        centers = np.asarray(centers) if not sp.issparse(centers) else centers
+        if centers.ndim == 1:
+            self.center_index_ = _index(centers, n, "centers")
+            self.centers_ = X[self.center_index_]
+        else:
+            if centers.ndim != 2 or centers.shape[1] != X.shape[1]:
+                raise ValueError(
+                    f"centers must be 1-D indices or a 2-D array with X's {X.shape[1]} features, "
+                    f"got shape {centers.shape}"
+                )
+            self.center_index_ = None
+            self.centers_ = centers
+        self.labeled_index_ = _index(labeled_index, n, "labeled_index")
+        if np.unique(self.labeled_index_).size != self.labeled_index_.size:
+            raise ValueError("labeled_index contains duplicate indices")
+        self.ambient_lambda = _lambda(ambient_lambda, "ambient_lambda")
+        self.intrinsic_lambda = _lambda(intrinsic_lambda, "intrinsic_lambda")
+        use_graph = laplacian is not None and self.intrinsic_lambda > 0
+        self.laplacian = check_laplacian(laplacian, n) if use_graph else None
+        self.n_samples_, self.n_labeled_ = n, self.labeled_index_.size
+        self.n_centers_ = s = self.centers_.shape[0]
+        both32 = X.dtype == np.float32 and self.centers_.dtype == np.float32
+        dtype = np.dtype(np.float32 if both32 else np.float64)
+        super().__init__(dtype=dtype, shape=(s, s))
+        self.memory_budget = parse_memory_budget(memory_budget)
+        it = dtype.itemsize
+        self._fixed = s * s * it
+        if self._fixed >= self.memory_budget:
+            raise MemoryBudgetError(
+                f"memory_budget={format_bytes(self.memory_budget)} cannot even hold K_ss "
+                f"({s}x{s}, {format_bytes(self._fixed)}); raise memory_budget or use fewer centers"
+            )
+        self._K_ss = self._K_rows = self._X_rows = self._work = None
+        self.cached_ = self._decide_cache(cache)
+        self.n_matvec_ = 0
+
+    # ------------------------------------------------------------------ kernel blocks
+    def _decide_cache(self, cache):
+        if cache not in ("auto", True, False):
+            raise ValueError(f"cache must be 'auto', True or False, got {cache!r}")
+        rows = self.n_samples_ if self._rows is None else self.n_labeled_
+        remaining = self.memory_budget - self._fixed - rows * self.n_centers_ * self.dtype.itemsize
+        fits = False
+        if cache is not False and remaining > 0:
+            try:  # only sizes the blocks: nothing is computed until the generator runs
+                self.kernel.blocks(self._X_used(), self.centers_, memory_budget=remaining)
+                fits = True
+            except MemoryBudgetError:
+                pass
+        if cache is True and not fits:
+            raise MemoryBudgetError(
+                f"cache=True but K_ns ({rows}x{self.n_centers_}) does not fit in "
+                f"memory_budget={format_bytes(self.memory_budget)}"
+            )
+        return fits
+
+    @property
+    def _rows(self):
+        """Rows of X the operator touches: all of them with a Laplacian, else the labeled ones."""
+        return None if self.laplacian is not None else self.labeled_index_
+
+    def _X_used(self):
+        if self._rows is None:
+            return self.X
+        if self._X_rows is None:
+            self._X_rows = self.X[self._rows]
+        return self._X_rows
+
+    def kernel_ss(self):
+        """``K_ss`` (computed once)."""
+        if self._K_ss is None:
+            self._K_ss = np.asarray(self.kernel(self.centers_, self.centers_), dtype=self.dtype)
+        return self._K_ss
+
+    def _work_budget(self, r):
+        rows = self.n_samples_ if self._rows is None else self.n_labeled_
+        extra = self._fixed + 2 * rows * r * self.dtype.itemsize
+        if self._K_rows is not None:
+            extra += self._K_rows.nbytes
+        work = self.memory_budget - extra
+        if work <= 0:
+            raise MemoryBudgetError(
+                f"memory_budget={format_bytes(self.memory_budget)} leaves nothing for kernel "
+                f"blocks after K_ss and the n x {r} work arrays ({format_bytes(extra)})"
+            )
+        return work
+
+    def _cache(self):
+        if self._K_rows is None:
+            Xu, s = self._X_used(), self.n_centers_
+            K = np.empty((Xu.shape[0], s), dtype=self.dtype)
+            work = self.memory_budget - self._fixed - K.nbytes
+            for sl, block in self.kernel.blocks(Xu, self.centers_, memory_budget=work):
+                K[sl] = block
+                del block
+            self._K_rows = K
+        return self._K_rows
+
+    def kernel_rows(self, index):
+        """``K(X[index], centers)`` (from the cache when there is one)."""
+        index = _index(index, self.n_samples_, "index")
+        if self.cached_ and self._rows is None:
+            return self._cache()[index]
+        return np.asarray(self.kernel(self.X[index], self.centers_), dtype=self.dtype)
+
+    def kernel_ms(self):
+        """``K_ms``: kernel between the labeled points (in ``labeled_index`` order) and centers."""
+        if self.cached_ and self._rows is not None:
+            return self._cache()
+        return self.kernel_rows(self.labeled_index_)
+
+    def kns_matmul(self, alpha):
+        """``K_ns α`` for ``α`` of shape (s,) or (s, r): the predictions on all training points."""
+        alpha = np.asarray(alpha)
+        if self.cached_ and self._rows is None:
+            return self._cache() @ alpha.astype(self.dtype, copy=False)
+        A2 = alpha.reshape(self.n_centers_, -1)
+        out = kernel_matmul(self.kernel, self.X, self.centers_, A2, self._work_budget(A2.shape[1]))
+        return out.reshape((self.n_samples_,) + alpha.shape[1:])
+
+    # ------------------------------------------------------------------ products
+    def _kmul(self, V):
+        if self.cached_:
+            return self._cache() @ V
+        return kernel_matmul(self.kernel, self._X_used(), self.centers_, V, self._work)
+
+    def _ktmul(self, U):
+        if self.cached_:
+            return self._cache().T @ U
+        return kernel_rmatmul(self.kernel, self._X_used(), self.centers_, U, self._work)
+
+    def _matmat(self, V):
+        r"""``H V = K_nsᵀ (J u + λ_I L u) + λ_A K_ss V`` with ``u = K_ns V`` (eq. 7)."""
+        V = np.asarray(V, dtype=self.dtype).reshape(self.n_centers_, -1)
+        self.n_matvec_ += 1
+        self._work = None if self.cached_ else self._work_budget(V.shape[1])
+        u = self._kmul(V)
+        if self.laplacian is None:
+            v = u  # rows are the labeled points only
+        else:
+            v = np.asarray(self.laplacian @ u, dtype=self.dtype)
+            v *= self.intrinsic_lambda
+            v[self.labeled_index_] += u[self.labeled_index_]
+        del u
+        out = np.asarray(self._ktmul(v), dtype=self.dtype)
+        if self.ambient_lambda:
+            out += self.ambient_lambda * (self.kernel_ss() @ V)
+        return out
+
+    def _matvec(self, v):
+        return self._matmat(np.reshape(v, (-1, 1)))[:, 0]
+
+    def _rmatvec(self, v):
+        return self._matvec(v)
+
+    def _rmatmat(self, V):
+        return self._matmat(V)
+
+    def _adjoint(self):
+        return self
+
+    def rhs(self, Y):
+        """``z = K_msᵀ Y`` (paper 000 eq. 4) for labels ``Y`` of shape (m,) or (m, r).
+
+        ``Y``'s rows follow ``labeled_index``.  Unnormalised: the canonical objective's ``1/l``
+        is already folded into ``λ_A`` and ``λ_I``.
+        """
+        Y = np.asarray(Y)
+        if Y.shape[0] != self.n_labeled_ or Y.ndim not in (1, 2):
+            raise ValueError(f"Y must have shape ({self.n_labeled_},) or ({self.n_labeled_}, r)")
+        Y2 = Y.reshape(self.n_labeled_, -1).astype(self.dtype, copy=False)
+        if self.cached_:
+            K_ms = self._cache()[self.labeled_index_] if self._rows is None else self._cache()
+            out = K_ms.T @ Y2
+        else:
+            work = self._work_budget(Y2.shape[1])
+            X_l = self._X_used() if self._rows is not None else self.X[self.labeled_index_]
+            out = kernel_rmatmul(self.kernel, X_l, self.centers_, Y2, work)
+        return np.asarray(out, dtype=self.dtype).reshape((self.n_centers_,) + Y.shape[1:])
+
+    def diagonal(self):
+        r"""``diag(H)_j = Σ_{i∈labeled} K_ij² + λ_I Σ_i K_ij (L K_ns)_ij + λ_A K_jj`` (Jacobi).
+
+        Row blocks of ``L K_ns`` need the kernel rows of the blocks' graph neighbours, so this
+        costs about ``(k + 1)`` passes over ``K_ns`` when it is not cached.
+        """
+        s, it = self.n_centers_, self.dtype.itemsize
+        K_ms = self.kernel_ms()
+        d = np.einsum("ij,ij->j", K_ms, K_ms)
+        if self.laplacian is not None:
+            L, n = self.laplacian, self.n_samples_
+            per_row = (L.nnz // max(n, 1) + 3) * s * it
+            rows = block_rows(n, per_row, self._work_budget(1), what="Jacobi diagonal")
+            for sl in row_slices(n, rows):
+                Lb = L[sl]
+                own = np.arange(sl.start, sl.stop)
+                nbr = np.union1d(own, Lb.indices)
+                K_nbr = self.kernel_rows(nbr)
+                LK = Lb[:, nbr] @ K_nbr
+                K_b = K_nbr[np.searchsorted(nbr, own)]
+                d += self.intrinsic_lambda * np.einsum("ij,ij->j", K_b, LK)
+        return d + self.ambient_lambda * np.diag(self.kernel_ss())
+
+
+class FullLapRLSHessian(NystromLapRLSHessian):
+    """The exact LapRLS system in Nyström form, with every training point a center (``s = n``).
+
+    ``H = K (J K + λ_A I + λ_I L K)`` and ``z = K J y``; ``f = K α`` solves paper 000 eq. (3).
+    Same parameters as :class:`NystromLapRLSHessian` without ``centers``.
+    """
+
+    def __init__(
+        self,
+        kernel,
+        X,
+        labeled_index,
+        laplacian,
+        ambient_lambda,
+        intrinsic_lambda,
+        memory_budget=None,
+    ):
+        super().__init__(
+            kernel,
+            X,
+            np.arange(X.shape[0]),
+            labeled_index,
+            laplacian,
+            ambient_lambda,
+            intrinsic_lambda,
+            memory_budget,
+        )
+
+
+def dense_nystrom_laprls_hessian(
+    kernel, X, centers, labeled_index, laplacian, ambient_lambda, intrinsic_lambda
+):
+    """Dense reference ``H = K_msᵀK_ms + λ_A K_ss + λ_I K_nsᵀ L K_ns`` (tests, small n only)."""
+    n = X.shape[0]
+    centers = np.asarray(centers)
+    C = X[_index(centers, n, "centers")] if centers.ndim == 1 else centers
+    K_ns = np.asarray(kernel(X, C), dtype=np.float64)
+    K_ms = K_ns[_index(labeled_index, n, "labeled_index")]
+    H = K_ms.T @ K_ms + ambient_lambda * np.asarray(kernel(C, C), dtype=np.float64)
+    if laplacian is not None and intrinsic_lambda > 0:
+        H += intrinsic_lambda * (K_ns.T @ np.asarray(laplacian @ K_ns))
+    return (H + H.T) / 2

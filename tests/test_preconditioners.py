@@ -1,0 +1,229 @@
+"""Preconditioners for the Nyström LapRLS system: each ``apply`` inverts the ``P`` it claims."""
+
+import lzma
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.neighbors import kneighbors_graph
+
+from semiscale.kernels import RBF
+from semiscale.linalg.nystrom import select_centers
+from semiscale.linalg.operators import NystromLapRLSHessian, dense_nystrom_laprls_hessian
+from semiscale.solvers import PRECONDITIONERS, cg, make_preconditioner
+from semiscale.solvers.preconditioners import DensePreconditioner
+
+SHARED = Path("/work/shared/datasets")
+
+
+def heat_laplacian(X, k=6, normalized=False):
+    W = kneighbors_graph(X, k, mode="distance")
+    W.data = np.exp(-(W.data**2) / 4)
+    W = W.maximum(W.T).tocsr()
+    d = np.asarray(W.sum(axis=1)).ravel()
+    if normalized:
+        s = sp.diags(1 / np.sqrt(d))
+        return (sp.eye(W.shape[0]) - s @ W @ s).tocsr()
+    return (sp.diags(d) - W).tocsr()
+
+
+def setup(n=150, s=25, m=10, gamma=1.0, lam=(1e-2, 0.05), seed=0, normalized=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    centers = rng.choice(n, s, replace=False)
+    labeled = rng.choice(n, m, replace=False)
+    L = heat_laplacian(X, normalized=normalized)
+    H = NystromLapRLSHessian(RBF(gamma=gamma), X, centers, labeled, L, *lam)
+    return H, X, centers, labeled, L, heat_laplacian(X[centers])
+
+
+def options(name, L_ss):
+    if name in ("paper", "paper5", "paper6", "falkon"):
+        return {"center_laplacian": L_ss}
+    if name == "sampled-hessian":
+        return {"n_rows": 40, "random_state": 0}
+    return {}
+
+
+NAMES = [k for k in PRECONDITIONERS if k is not None]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_apply_equals_dense_solve_with_its_P(name):
+    H, *_, L_ss = setup(gamma=3.0)
+    P = make_preconditioner(name, H, **options(name, L_ss))
+    V = np.random.default_rng(1).normal(size=(25, 3))
+    Pd = P.dense()
+    np.testing.assert_allclose(Pd, Pd.T, rtol=1e-10, atol=1e-12 * np.abs(Pd).max())
+    assert np.linalg.eigvalsh(Pd).min() > 0
+    expected = np.linalg.solve(Pd, V)
+    err = np.linalg.norm(P.apply(V) - expected) / np.linalg.norm(expected)
+    assert err < 1e-12 * np.linalg.cond(Pd)
+    np.testing.assert_allclose(P.apply(V[:, 0]), P.apply(V)[:, 0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("m, variant", [(10, 5), (20, 6)])
+def test_paper_formula_and_automatic_variant(m, variant):
+    """m ≤ √n picks eq. (5), m > √n eq. (6) (n = 150, √n ≈ 12.2)."""
+    H, X, centers, labeled, L, L_ss = setup(m=m, gamma=3.0)
+    kernel, n, s = H.kernel, 150, 25
+    K_ss = kernel(X[centers], X[centers])
+    K_ms = kernel(X[labeled], X[centers])
+    lap = H.intrinsic_lambda * n**2 / s**2 * (K_ss @ (L_ss @ K_ss))
+    labeled_term = K_ms.T @ K_ms if variant == 5 else (m / s) * K_ss @ K_ss
+    expected = labeled_term + H.ambient_lambda * K_ss + lap
+    auto = make_preconditioner("paper", H, center_laplacian=L_ss)
+    explicit = make_preconditioner(f"paper{variant}", H, center_laplacian=L_ss)
+    falkon = make_preconditioner("falkon", H, center_laplacian=L_ss)
+    for P in (auto, explicit):
+        np.testing.assert_allclose(
+            P.dense(),
+            expected + P.jitter_ * np.eye(s),
+            rtol=1e-10,
+            atol=1e-12 * np.abs(expected).max(),
+        )
+    # FALKON's factored form is the same P (up to the jitter of K_ss)
+    np.testing.assert_allclose(
+        falkon.dense(), expected, rtol=1e-6, atol=1e-8 * np.abs(expected).max()
+    )
+
+
+def test_laplacian_scale_option():
+    H, *_, L_ss = setup(gamma=3.0)
+    a = make_preconditioner("paper6", H, center_laplacian=L_ss)
+    b = make_preconditioner("paper6", H, center_laplacian=L_ss, laplacian_scale=(150 / 25) ** 2)
+    np.testing.assert_allclose(a.dense(), b.dense())
+
+
+def test_sampled_hessian_with_every_row_is_the_hessian():
+    H, X, centers, labeled, L, _ = setup(gamma=3.0)
+    dense = dense_nystrom_laprls_hessian(
+        H.kernel, X, centers, labeled, L, H.ambient_lambda, H.intrinsic_lambda
+    )
+    P = make_preconditioner("sampled-hessian", H, n_rows=150)
+    np.testing.assert_allclose(P.dense(), dense, rtol=1e-9, atol=1e-10 * np.abs(dense).max())
+    z = H.rhs(np.ones(10))
+    res = cg(H, z, preconditioner=P, tol=1e-10)
+    assert res.converged and res.n_iter <= 2
+
+
+def test_sampled_hessian_subsamples_labeled_rows_and_any_laplacian():
+    H, *_ = setup(m=60, normalized=True)
+    P = make_preconditioner("sampled-hessian", H, n_rows=20, random_state=0)  # 20 < m = 60
+    assert np.linalg.eigvalsh(P.dense()).min() > 0
+    z = H.rhs(np.random.default_rng(2).normal(size=60))
+    res = cg(H, z, preconditioner=P, tol=1e-8)
+    assert res.converged
+    direct = np.linalg.lstsq(H @ np.eye(25), z, rcond=1e-13)[0]
+    f, f_ref = H.kns_matmul(res.x), H.kns_matmul(direct)
+    assert np.linalg.norm(f - f_ref) <= 1e-6 * np.linalg.norm(f_ref)
+
+
+@pytest.mark.parametrize("name", NAMES + [None])
+def test_pcg_equals_direct_solve(name):
+    H, X, centers, labeled, L, L_ss = setup(n=300, s=60, m=20, gamma=0.5, lam=(1e-3, 1e-2))
+    Y = np.random.default_rng(3).choice([-1.0, 1.0], size=(20, 2))
+    z = H.rhs(Y)
+    f_ref = H.kns_matmul(np.linalg.lstsq(H @ np.eye(60), z, rcond=1e-14)[0])
+    P = make_preconditioner(name, H, **options(name, L_ss))
+    res = cg(H, z, preconditioner=P, tol=1e-10, max_iter=5000)
+    assert res.converged
+    f = H.kns_matmul(res.x)
+    assert np.linalg.norm(f - f_ref) <= 1e-6 * np.linalg.norm(f_ref)
+
+
+def test_preconditioners_cut_iterations():
+    H, *_, L_ss = setup(n=400, s=80, m=40, gamma=0.5, lam=(1e-3, 1e-2))
+    z = H.rhs(np.random.default_rng(4).choice([-1.0, 1.0], size=40))
+    iters = {
+        name: cg(
+            H, z, preconditioner=make_preconditioner(name, H, **kw), tol=1e-6, max_iter=5000
+        ).n_iter
+        for name, kw in [
+            (None, {}),
+            ("paper", {"center_laplacian": L_ss}),
+            ("falkon", {"center_laplacian": L_ss}),
+            ("sampled-hessian", {}),
+        ]
+    }
+    assert iters["paper"] < iters[None] / 4 and iters["falkon"] < iters[None] / 4
+    assert iters["sampled-hessian"] <= min(iters["paper"] / 4, 15)
+
+
+def test_without_graph_term_no_center_laplacian_needed():
+    H, X, centers, labeled, *_ = setup()
+    H0 = NystromLapRLSHessian(H.kernel, X, centers, labeled, None, 1e-2, 0.0)
+    for name in ("paper", "falkon", "sampled-hessian"):
+        P = make_preconditioner(name, H0)
+        res = cg(H0, H0.rhs(np.ones(10)), preconditioner=P, tol=1e-8)
+        assert res.converged
+
+
+def test_jacobi_is_the_diagonal():
+    H, X, centers, labeled, L, _ = setup()
+    dense = dense_nystrom_laprls_hessian(
+        H.kernel, X, centers, labeled, L, H.ambient_lambda, H.intrinsic_lambda
+    )
+    np.testing.assert_allclose(make_preconditioner("jacobi", H).dense(), np.diag(np.diag(dense)))
+
+
+def test_dense_preconditioner_falls_back_to_lu():
+    P = DensePreconditioner(np.diag([2.0, -1.0, 3.0]))
+    assert P.method_ == "lu"
+    np.testing.assert_allclose(P.apply(np.ones(3)), [0.5, -1.0, 1 / 3])
+
+
+def test_lookup_errors():
+    H, *_ = setup()
+    assert make_preconditioner(None, H) is None
+    with pytest.raises(ValueError, match="unknown"):
+        make_preconditioner("ilu", H)
+    with pytest.raises(ValueError, match="center_laplacian"):
+        make_preconditioner("paper", H)
+    with pytest.raises(ValueError, match="shape"):
+        make_preconditioner("falkon", H, center_laplacian=sp.eye(3))
+    with pytest.raises(ValueError, match="variant"):
+        make_preconditioner("falkon", H, center_laplacian=sp.eye(25), variant=7)
+
+
+@pytest.mark.slow
+def test_iterations_on_a9a(capsys):
+    """Paper 000's bar: Nyström-PCG in about 10 iterations (a9a, 3000 points, 10 % labeled)."""
+    from sklearn.datasets import load_svmlight_file
+
+    path = SHARED / "a9a" / "a9a.svm.xz"
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    with lzma.open(path) as fh:
+        X, y = load_svmlight_file(fh, n_features=123)
+    rng = np.random.default_rng(0)
+    idx = rng.choice(X.shape[0], 3000, replace=False)
+    X, y = X[idx].toarray(), y[idx]
+    n = 3000
+    m, s = n // 10, n // 10
+    kernel = RBF(gamma="median").resolve(X, random_state=0)
+    L = heat_laplacian(X, k=8)
+    labeled = rng.choice(n, m, replace=False)
+    centers = select_centers(X, s, random_state=1)
+    L_ss = heat_laplacian(X[centers], k=8)
+    for ambient_reg, intrinsic_reg in [(1e-4, 1.0), (1e-6, 100.0)]:
+        H = NystromLapRLSHessian(
+            kernel, X, centers, labeled, L, m * ambient_reg, m * intrinsic_reg / L.diagonal().sum()
+        )
+        z = H.rhs(y[labeled])
+        iters = {}
+        for name, kw in [
+            (None, {}),
+            ("paper", {"center_laplacian": L_ss}),
+            ("falkon", {"center_laplacian": L_ss}),
+            ("sampled-hessian", {"random_state": 0}),
+        ]:
+            res = cg(
+                H, z, preconditioner=make_preconditioner(name, H, **kw), tol=1e-6, max_iter=5000
+            )
+            iters[name] = res.n_iter
+        with capsys.disabled():
+            print(f"\na9a n={n} ambient_reg={ambient_reg} intrinsic_reg={intrinsic_reg}: {iters}")
+        assert iters["sampled-hessian"] <= 12
+        assert iters["paper"] <= 60 < iters[None]
