@@ -17,13 +17,13 @@ With ``intrinsic_reg = 0`` the unlabeled coefficients are zero and the labeled o
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-import scipy.linalg as sla
 from sklearn.base import BaseEstimator
 
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
+from ..linalg import FullLapRLSHessian
+from ..solvers import cg
+from ..solvers.dense import solve_or_lstsq
 from ._base import (
     ManifoldLeastSquaresMixin,
     Problem,
@@ -31,6 +31,7 @@ from ._base import (
     SSLClassifierMixin,
     SSLRegressorMixin,
 )
+from ._krylov import solve_hessian_system
 
 __all__ = ["LapRLSClassifier", "LapRLSRegressor"]
 
@@ -45,45 +46,27 @@ def _check_dense_fits(n, problem: Problem, n_arrays: int, what: str):
         )
 
 
-def _solve_spd_or_lstsq(A, B, *, assume_a):
-    """Solve A X = B; fall back to least squares (with a warning) when A is singular."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", sla.LinAlgWarning)
-            X = sla.solve(A, B, assume_a=assume_a, check_finite=False)
-        if np.all(np.isfinite(X)):
-            return X
-    except (np.linalg.LinAlgError, sla.LinAlgWarning, ValueError):
-        pass
-    warnings.warn(
-        "the LapRLS system is singular or ill-conditioned; using a least-squares solution "
-        "(increase ambient_reg to make the problem well-posed)",
-        RuntimeWarning,
-        stacklevel=4,
-    )
-    return sla.lstsq(A, B, check_finite=False)[0]
-
-
 def _solve_rls(problem: Problem) -> Solution:
     """Supervised RLS: (K_ll + λ_A I) α_l = y_l on the labeled points only (O(l³))."""
     idx = np.flatnonzero(problem.labeled)
     X_l = problem.X[idx]
     K_ll = problem.kernel(X_l)
     K_ll.flat[:: K_ll.shape[0] + 1] += problem.lambda_ambient
-    alpha = _solve_spd_or_lstsq(K_ll, problem.Y[idx], assume_a="pos")
+    alpha = solve_or_lstsq(K_ll, problem.Y[idx], assume_a="pos", what="RLS system")
     return Solution(X_fit=X_l, dual_coef=alpha, info={"system": "labeled", "n_fit": idx.size})
 
 
 def _solve_direct(problem: Problem) -> Solution:
     """Dense LU solve of (JK + λ_A I + λ_I LK) α = J y, paper 000 eq. (3). O(n³) time, O(n²) memory.
 
-    The system matrix overwrites K column block by column block, so the peak is one n×n array.
+    The system matrix overwrites K column block by column block; LAPACK factors a copy (so that a
+    singular system can fall back to least squares): the peak is two n×n arrays.
     """
     if problem.lambda_intrinsic == 0:
         return _solve_rls(problem)
     X, L, labeled = problem.X, problem.laplacian, problem.labeled
     n = X.shape[0]
-    _check_dense_fits(n, problem, 1, "LapRLS with solver='direct'")
+    _check_dense_fits(n, problem, 2, "LapRLS with solver='direct'")
     K = np.asarray(problem.kernel(X), dtype=np.float64)
     # System matrix A = J K + λ_I L K + λ_A I, formed in place in K, in column blocks.
     step = max(1, min(n, (32 * 1024**2) // (8 * n)))
@@ -96,21 +79,102 @@ def _solve_direct(problem: Problem) -> Solution:
         K[:, cols] = block
     K.flat[:: n + 1] += problem.lambda_ambient
     B = problem.Y * labeled[:, None]
-    alpha = _solve_spd_or_lstsq(K, B, assume_a="gen")
+    alpha = solve_or_lstsq(K, B, what="LapRLS system")
     return Solution(X_fit=X, dual_coef=alpha, info={"system": "full", "n_fit": n})
 
 
-#: Solvers by name: each maps a :class:`Problem` to a :class:`Solution`.
-SOLVERS = {"direct": _solve_direct}
+def _solve_rls_cg(problem: Problem, options) -> Solution:
+    """Supervised RLS by (P)CG on the SPD system (K_ll + λ_A I) α_l = y_l (paper 000's RLS-CG)."""
+    idx = np.flatnonzero(problem.labeled)
+    X_l = problem.X[idx]
+    K_ll = problem.kernel(X_l)
+    K_ll.flat[:: K_ll.shape[0] + 1] += problem.lambda_ambient
+    precond = None
+    if options["solver"] == "pcg":
+        diagonal = np.diag(K_ll).copy()
+        precond = lambda V: V / diagonal[:, None]  # noqa: E731 - Jacobi on a dense SPD system
+    result = cg(
+        K_ll,
+        problem.Y[idx],
+        preconditioner=precond,
+        tol=options["tol"],
+        max_iter=options["max_iter"],
+    )
+    return Solution(
+        X_fit=X_l,
+        dual_coef=result.x,
+        n_iter=int(result.n_iter),
+        residuals=result.residuals,
+        info={"system": "labeled", "n_fit": idx.size, "converged": bool(result.converged)},
+    )
+
+
+def _solve_iterative(problem: Problem, options) -> Solution:
+    """CG/PCG on the full LapRLS system in symmetric form, H = K(JK + λ_A I + λ_I LK), z = KJy.
+
+    This is the Nyström system with every training point a center (s = n); f = Kα equals the
+    solution of eq. (3).  K (n×n) is cached when it fits the memory budget, else recomputed in
+    blocks at each iteration (O(n²d) per product).
+    """
+    if problem.lambda_intrinsic == 0:
+        return _solve_rls_cg(problem, options)
+    labeled_index = np.flatnonzero(problem.labeled)
+    hessian = FullLapRLSHessian(
+        problem.kernel,
+        problem.X,
+        labeled_index,
+        problem.laplacian,
+        problem.lambda_ambient,
+        problem.lambda_intrinsic,
+        memory_budget=problem.memory_budget,
+    )
+    z = hessian.rhs(problem.Y[labeled_index])
+    preconditioner_options = {}
+    if options["preconditioner"] == "sampled-hessian":
+        preconditioner_options["random_state"] = problem.random_state
+    alpha, n_iter, residuals, info = solve_hessian_system(
+        hessian,
+        z,
+        solver=options["solver"],
+        preconditioner=options["preconditioner"],
+        preconditioner_options=preconditioner_options,
+        tol=options["tol"],
+        max_iter=options["max_iter"],
+        memory_budget=problem.memory_budget,
+        verbose=problem.verbose,
+    )
+    info.update(system="full", n_fit=problem.X.shape[0], cached=hessian.cached_)
+    return Solution(
+        X_fit=problem.X,
+        dual_coef=alpha,
+        train_decision=hessian.kns_matmul(alpha),
+        n_iter=n_iter,
+        residuals=residuals,
+        info=info,
+    )
+
+
+#: Solvers by name: each maps a :class:`Problem` (and the estimator's options) to a Solution.
+SOLVERS = {
+    "direct": lambda problem, options: _solve_direct(problem),
+    "cg": _solve_iterative,
+    "pcg": _solve_iterative,
+}
 
 
 class _LapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
     def _solve(self, problem: Problem) -> Solution:
         try:
             solver = SOLVERS[self.solver]
-        except KeyError:
+        except (KeyError, TypeError):
             raise ValueError(f"solver={self.solver!r} is not one of {sorted(SOLVERS)}") from None
-        return solver(problem)
+        options = {
+            "solver": self.solver,
+            "preconditioner": self.preconditioner,
+            "tol": self.tol,
+            "max_iter": self.max_iter,
+        }
+        return solver(problem, options)
 
 
 _PARAMS_DOC = """
@@ -125,8 +189,17 @@ _PARAMS_DOC = """
         Weight of ‖f‖²_K in the canonical objective.
     intrinsic_reg : float, default=1.0
         Weight of fᵀLf / tr(L); 0 gives supervised RLS on the labeled points.
-    solver : {"direct"}, default="direct"
-        "direct": dense LU of paper 000's eq. (3), O(n³) time and n² floats of memory.
+    solver : {"direct", "cg", "pcg"}, default="direct"
+        "direct": dense LU of paper 000's eq. (3), O(n³) time, two n×n arrays of memory.
+        "cg"/"pcg": (preconditioned) conjugate gradient on the symmetric form
+        K(JK + λ_A I + λ_I LK)α = KJy, K cached when it fits ``memory_budget``
+        (paper 000's LapRLS-CG/PCG); with ``intrinsic_reg=0``, CG on (K_ll + λ_A I)α = y (RLS-CG).
+    preconditioner : str or None, default="sampled-hessian"
+        For ``solver="pcg"``: a name of :data:`semiscale.solvers.PRECONDITIONERS`.
+    tol : float, default=1e-6
+        Relative residual at which CG/PCG stops.
+    max_iter : int, default=None
+        CG/PCG iteration cap (None: 10·n).
     memory_budget : int or str, default=None
         Largest working memory (bytes or e.g. "4GB"); None = a quarter of available memory.
         A problem that does not fit raises ``MemoryBudgetError`` before allocating.
@@ -168,6 +241,9 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
         ambient_reg=1e-4,
         intrinsic_reg=1.0,
         solver="direct",
+        preconditioner="sampled-hessian",
+        tol=1e-6,
+        max_iter=None,
         memory_budget=None,
         random_state=None,
         verbose=0,
@@ -177,6 +253,9 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
         self.ambient_reg = ambient_reg
         self.intrinsic_reg = intrinsic_reg
         self.solver = solver
+        self.preconditioner = preconditioner
+        self.tol = tol
+        self.max_iter = max_iter
         self.memory_budget = memory_budget
         self.random_state = random_state
         self.verbose = verbose
@@ -210,6 +289,9 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         ambient_reg=1e-4,
         intrinsic_reg=1.0,
         solver="direct",
+        preconditioner="sampled-hessian",
+        tol=1e-6,
+        max_iter=None,
         memory_budget=None,
         random_state=None,
         verbose=0,
@@ -220,6 +302,9 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         self.ambient_reg = ambient_reg
         self.intrinsic_reg = intrinsic_reg
         self.solver = solver
+        self.preconditioner = preconditioner
+        self.tol = tol
+        self.max_iter = max_iter
         self.memory_budget = memory_budget
         self.random_state = random_state
         self.verbose = verbose

@@ -1,0 +1,84 @@
+"""Solve a LapRLS Hessian system ``H α = z`` directly, by CG, or by PCG (shared by estimators)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from .._memory import block_rows, parse_memory_budget
+from ..solvers import cg, make_preconditioner
+from ..solvers.dense import solve_or_lstsq
+
+__all__ = ["ITERATIVE_SOLVERS", "solve_hessian_system"]
+
+ITERATIVE_SOLVERS = ("direct", "cg", "pcg")
+
+
+def _dense_hessian(hessian, memory_budget):
+    """Form the s×s matrix H column block by column block (each block costs one pass over K_ns)."""
+    s = hessian.shape[0]
+    rows = hessian.n_samples_ if hessian.laplacian is not None else hessian.n_labeled_
+    budget = parse_memory_budget(memory_budget)
+    # Per column: the n-row work vectors u and v of the product, plus the output column.
+    step = block_rows(s, 3 * (rows + s) * 8, max(budget - s * s * 8, 1), what="dense Hessian")
+    H = np.empty((s, s))
+    for start in range(0, s, step):
+        cols = slice(start, min(start + step, s))
+        E = np.zeros((s, cols.stop - cols.start))
+        E[np.arange(cols.start, cols.stop), np.arange(E.shape[1])] = 1.0
+        H[:, cols] = hessian.matmat(E)
+    return (H + H.T) / 2
+
+
+def solve_hessian_system(
+    hessian,
+    z,
+    *,
+    solver,
+    preconditioner=None,
+    preconditioner_options=None,
+    tol=1e-6,
+    max_iter=None,
+    memory_budget=None,
+    verbose=0,
+):
+    """Return ``(alpha, n_iter, residuals, info)`` for ``H α = z``.
+
+    ``solver="direct"`` forms H (s×s) and factors it; ``"cg"`` runs conjugate gradient on the
+    blocked operator; ``"pcg"`` builds ``preconditioner`` (a name of
+    :data:`semiscale.solvers.PRECONDITIONERS`) first.  A run that stops before ``tol`` warns with a
+    ``ConvergenceWarning``.
+    """
+    # Krylov recurrences run in float64 even over a float32 operator (float32 kernel blocks are
+    # the heavy part; float32 recurrences lose orthogonality and stall near 1e-4).
+    z = np.asarray(z, dtype=np.float64)
+    info = {"solver": solver}
+    if solver == "direct":
+        H = _dense_hessian(hessian, memory_budget)
+        alpha = solve_or_lstsq(H, z, assume_a="pos", overwrite_a=False, what="Nyström system")
+        return alpha, 0, None, info
+    if solver not in ITERATIVE_SOLVERS:
+        raise ValueError(f"solver={solver!r} is not one of {list(ITERATIVE_SOLVERS)}")
+    precond = None
+    if solver == "pcg":
+        precond = make_preconditioner(preconditioner, hessian, **(preconditioner_options or {}))
+        info["preconditioner"] = preconditioner
+        info["preconditioner_jitter"] = getattr(precond, "jitter_", None)
+
+    def report(k, x, residuals):
+        if verbose:
+            print(f"[{solver}] iteration {k}: max relative residual {np.max(residuals):.3e}")
+
+    result = cg(hessian, z, preconditioner=precond, tol=tol, max_iter=max_iter, callback=report)
+    info["converged"] = bool(result.converged)
+    if not result.converged:
+        warnings.warn(
+            f"{solver.upper()} stopped after {result.n_iter} iterations with relative residual "
+            f"{np.max(result.residuals[-1]):.2e} > tol={tol:g}; raise max_iter, use "
+            "solver='pcg' with preconditioner='sampled-hessian', or a larger ambient_reg",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return result.x, int(result.n_iter), result.residuals, info

@@ -1,0 +1,239 @@
+"""Nyström LapRLS solved by preconditioned conjugate gradient (paper 000, §4).
+
+With s Nyström centers x̃_1..x̃_s the function is f = Σ_j α_j k(x̃_j, ·) and the minimiser of the
+LapRLS objective over that span solves (paper 000 eq. 4)
+
+.. math::
+
+    H α = z,\\qquad H = K_{ms}^\\top K_{ms} + λ_A K_{ss} + λ_I K_{ns}^\\top L K_{ns},
+    \\qquad z = K_{ms}^\\top y,
+
+with λ_A = l·ambient_reg and λ_I = l·intrinsic_reg/tr(L) (DESIGN.md §3).  H·α is computed in row
+blocks without storing K_ns (eq. 7; K_ns is cached when it fits the memory budget), so memory
+is O(n + s²) and each CG iteration costs O(n·s·d).  The default preconditioner
+(``"sampled-hessian"``) writes H = Tᵀ G T with T = chol(K_ss) and estimates G from 2s sampled rows
+of the real graph; paper 000's eq. (5)/(6) are available as ``"paper"``/``"paper5"``/``"paper6"``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils import check_random_state
+
+from ..linalg import NystromLapRLSHessian, resolve_n_centers, select_centers
+from ._base import (
+    ManifoldLeastSquaresMixin,
+    Problem,
+    Solution,
+    SSLClassifierMixin,
+    SSLRegressorMixin,
+    _default_graph,
+)
+from ._krylov import ITERATIVE_SOLVERS, solve_hessian_system
+
+__all__ = ["NystromLapRLSClassifier", "NystromLapRLSRegressor"]
+
+#: Preconditioners that need a kNN graph on the centers (paper 000's L_ss term).
+_NEEDS_CENTER_GRAPH = {"paper", "paper5", "paper6", "falkon"}
+
+
+class _NystromLapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
+    def _solve(self, problem: Problem) -> Solution:
+        if self.solver not in ITERATIVE_SOLVERS:
+            raise ValueError(f"solver={self.solver!r} is not one of {list(ITERATIVE_SOLVERS)}")
+        X = problem.X
+        rng = check_random_state(self.random_state)
+        n_centers = resolve_n_centers(self.n_centers, X.shape[0])
+        centers = select_centers(
+            X,
+            n_centers,
+            method=self.center_selection,
+            random_state=rng.randint(2**31 - 1),
+            kernel=problem.kernel,
+            memory_budget=self.memory_budget,
+        )
+        labeled_index = np.flatnonzero(problem.labeled)
+        hessian = NystromLapRLSHessian(
+            problem.kernel,
+            X,
+            centers,
+            labeled_index,
+            problem.laplacian,
+            problem.lambda_ambient,
+            problem.lambda_intrinsic,
+            memory_budget=self.memory_budget,
+        )
+        z = hessian.rhs(problem.Y[labeled_index])
+        options = {}
+        if self.solver == "pcg":
+            if self.preconditioner in _NEEDS_CENTER_GRAPH and problem.laplacian is not None:
+                graph = clone(self.graph) if self.graph is not None else _default_graph()
+                options["center_laplacian"] = graph.fit(X[centers]).laplacian_
+            elif self.preconditioner == "sampled-hessian":
+                options["random_state"] = rng.randint(2**31 - 1)
+        alpha, n_iter, residuals, info = solve_hessian_system(
+            hessian,
+            z,
+            solver=self.solver,
+            preconditioner=self.preconditioner,
+            preconditioner_options=options,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            memory_budget=self.memory_budget,
+            verbose=self.verbose,
+        )
+        self.center_index_ = centers
+        info.update(n_centers=n_centers, cached=hessian.cached_, n_matvec=hessian.n_matvec_)
+        return Solution(
+            X_fit=X[centers],
+            dual_coef=alpha,
+            train_decision=hessian.kns_matmul(alpha),
+            n_iter=n_iter,
+            residuals=residuals,
+            info=info,
+        )
+
+
+_PARAMS_DOC = """
+    Parameters
+    ----------
+    kernel : Kernel, default=None
+        Kernel object from :mod:`semiscale.kernels`; None means ``RBF(gamma="median")``.
+    graph : KNNGraph, default=None
+        Graph builder whose ``laplacian_`` defines the intrinsic term; None means ``KNNGraph()``.
+    ambient_reg : float, default=1e-4
+        Weight of ‖f‖²_K in the canonical objective.
+    intrinsic_reg : float, default=1.0
+        Weight of fᵀLf / tr(L); 0 gives Nyström RLS (only labeled rows are ever touched).
+    n_centers : int, float or "sqrt", default=0.1
+        Number of Nyström centers s: an int, a fraction of n, or "sqrt" (⌈√n⌉, paper 000's theory).
+    center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
+        Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
+        Cholesky; the last two approximate K better on data of uneven density.
+    solver : {"pcg", "cg", "direct"}, default="pcg"
+        Preconditioned CG, plain CG on the blocked operator, or forming H (s×s) and factoring it.
+    preconditioner : str or None, default="sampled-hessian"
+        A name of :data:`semiscale.solvers.PRECONDITIONERS` ("sampled-hessian", "paper", "paper5",
+        "paper6", "falkon", "jacobi") used when ``solver="pcg"``.
+    tol : float, default=1e-6
+        Relative residual ‖z − Hα‖/‖z‖ at which CG/PCG stops.
+    max_iter : int, default=None
+        Iteration cap (None: 10·s).
+    memory_budget : int or str, default=None
+        Largest working memory (bytes or e.g. "2GB"); None = a quarter of available memory.
+        Decides block sizes and whether K_ns is cached.
+    random_state : int, RandomState or None, default=None
+        Seeds center selection, the preconditioner's row sample and kernel heuristics.
+    verbose : int, default=0
+        Print the residual of each CG iteration when > 0.
+"""
+
+_ATTRS_DOC = """
+    Attributes
+    ----------
+    kernel_, graph_ : the resolved kernel and the fitted graph (None if a Laplacian was passed).
+    center_index_ : ndarray of int, shape (s,)
+        Rows of the training X used as centers.
+    X_fit_ : ndarray of shape (s, n_features)
+        The centers.
+    dual_coef_ : ndarray of shape (s, n_outputs)
+    n_iter_ : int
+        CG/PCG iterations (0 for ``solver="direct"``).
+    residuals_ : ndarray of shape (n_iter_ + 1, n_outputs) or None
+        Relative residual history.
+    solver_info_ : dict
+        Preconditioner, jitter, whether K_ns was cached, number of H products, convergence.
+    transduction_ : ndarray
+        Predictions on the training points.
+    timings_ : dict
+        Seconds spent in graph construction, solving and in total.
+"""
+
+
+class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
+    __doc__ = (
+        """Nyström LapRLS regression solved by PCG (paper 000, "Nyström-PCG").
+
+    NaN targets mark unlabeled points.
+"""
+        + _PARAMS_DOC
+        + _ATTRS_DOC
+    )
+
+    def __init__(
+        self,
+        kernel=None,
+        graph=None,
+        ambient_reg=1e-4,
+        intrinsic_reg=1.0,
+        n_centers=0.1,
+        center_selection="uniform",
+        solver="pcg",
+        preconditioner="sampled-hessian",
+        tol=1e-6,
+        max_iter=None,
+        memory_budget=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.kernel = kernel
+        self.graph = graph
+        self.ambient_reg = ambient_reg
+        self.intrinsic_reg = intrinsic_reg
+        self.n_centers = n_centers
+        self.center_selection = center_selection
+        self.solver = solver
+        self.preconditioner = preconditioner
+        self.tol = tol
+        self.max_iter = max_iter
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+        self.verbose = verbose
+
+
+class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
+    __doc__ = (
+        """Nyström LapRLS classification solved by PCG (paper 000, "Nyström-PCG").
+
+    One-vs-rest least squares with one right-hand side per class, all solved in one PCG run.
+    ``y == unlabeled`` marks unlabeled points.
+"""
+        + _PARAMS_DOC
+        + """    unlabeled : int, float or str, default=-1
+        Marker of unlabeled points in ``y``.
+"""
+        + _ATTRS_DOC
+    )
+
+    def __init__(
+        self,
+        kernel=None,
+        graph=None,
+        ambient_reg=1e-4,
+        intrinsic_reg=1.0,
+        n_centers=0.1,
+        center_selection="uniform",
+        solver="pcg",
+        preconditioner="sampled-hessian",
+        tol=1e-6,
+        max_iter=None,
+        memory_budget=None,
+        random_state=None,
+        verbose=0,
+        unlabeled=-1,
+    ):
+        self.kernel = kernel
+        self.graph = graph
+        self.ambient_reg = ambient_reg
+        self.intrinsic_reg = intrinsic_reg
+        self.n_centers = n_centers
+        self.center_selection = center_selection
+        self.solver = solver
+        self.preconditioner = preconditioner
+        self.tol = tol
+        self.max_iter = max_iter
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+        self.verbose = verbose
+        self.unlabeled = unlabeled
