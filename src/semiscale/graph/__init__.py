@@ -1,1 +1,17 @@
-"""semiscale.graph"""
+"""Graphs: kNN search (exact or approximate), edge weights, Laplacians, and :class:`KNNGraph`.
+
+The optional ANN library (hnswlib) is imported only when an approximate search runs.
+"""
+
+from ._graph import DisconnectedGraphWarning, KNNGraph
+from .knn import LowRecallWarning, kneighbors
+from .laplacian import connected_components, laplacian
+
+__all__ = [
+    "DisconnectedGraphWarning",
+    "KNNGraph",
+    "LowRecallWarning",
+    "connected_components",
+    "kneighbors",
+    "laplacian",
+]

@@ -1,0 +1,284 @@
+"""k-nearest-neighbour search: exact (k-d tree, blocked brute force) and approximate (HNSW).
+
+All searches return the ``k`` nearest *other* points of every row of ``X`` (the query set is the
+data set), sorted by increasing Euclidean distance.  The point itself is removed **by index**, not
+by a zero distance, so an exact duplicate of a point is a legitimate neighbour at distance 0.
+
+Search methods (``method=``) and the backend each resolves to:
+
+================  =========================================================================
+``"exact"``       ``"kdtree"`` (scipy ``cKDTree``) when ``d <= KDTREE_MAX_DIM``, otherwise
+                  ``"brute"``: BLAS-blocked ``‖a‖² + ‖b‖² − 2 a·b`` under ``memory_budget``.
+``"approximate"`` ``"hnsw"``: an hnswlib HNSW index (``pip install semiscale[ann]``).
+``"auto"``        ``"kdtree"`` when ``d <= KDTREE_MAX_DIM``; otherwise ``"brute"`` when the
+                  brute-force work ``n² (d + 40)`` is at most ``AUTO_BRUTE_MAX_WORK`` (about
+                  1 s on 2 cores) or hnswlib is missing, ``"hnsw"`` beyond.  An HNSW
+                  result whose spot-checked recall is below ``AUTO_MIN_RECALL`` is redone by
+                  brute force (see :func:`search`).
+================  =========================================================================
+
+The library and thresholds come from ``benchmarks/ann_choice.py`` and ``benchmarks/graph.py``
+(results in ``benchmarks/results/``).  On 2 cores: the k-d tree finds the 1M-point two-moons graph
+(k = 6) in about 2 s, far faster than HNSW in 2-D; brute force is exact and about as fast as HNSW
+for about a second of work (usps, 7,291 × 256: 0.7 s vs 0.3–0.4 s for HNSW); beyond, HNSW
+reaches recall ≥ 0.99 several times faster (a9a, 32,561 × 123: ~2 s vs ~5 s).  Brute force costs
+about ``n² (0.04 d + 1.5)`` ns on 2 cores (a GEMM of ``2d`` flops per pair plus the selection),
+hence the work measure ``n² (d + 40)``.  hnswlib beat faiss-cpu's ``IndexHNSWFlat`` (whose
+OpenMP threads spin on a busy machine) and pynndescent (30–45 s of numba compilation in every
+fresh process) at equal recall.  HNSW fails on data with massive ties and duplicates: on w8a
+(binary, 30 % duplicate rows) its recall@8 is about 0.3–0.5, hence the spot check.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.spatial import cKDTree
+
+from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
+from .._validation import check_X
+from ._brute import _drop_self, _kneighbors_brute, _to_dense
+from ._hnsw import (
+    ANN_HINT,
+    PILOT_SIZE,
+    RECALL_SAMPLE,
+    _kneighbors_hnsw,
+    ann_available,
+    estimate_recall,
+    pilot_recall,
+)
+
+__all__ = [
+    "AUTO_BRUTE_MAX_WORK",
+    "AUTO_MIN_RECALL",
+    "LowRecallWarning",
+    "KDTREE_MAX_DIM",
+    "METHODS",
+    "kneighbors",
+    "resolve_method",
+    "resolve_n_jobs",
+    "search",
+]
+
+#: Largest dimension searched with a k-d tree (its cost grows like 2**d beyond that).
+KDTREE_MAX_DIM = 15
+#: Largest brute-force work ``n² (d + 40)`` that ``method="auto"`` searches exactly (usps:
+#: 1.6e10, searched exactly; a9a: 1.7e11, approximately).
+AUTO_BRUTE_MAX_WORK = 2.5e10
+#: Public method names accepted by :func:`kneighbors`.
+METHODS = ("auto", "exact", "approximate")
+#: Smallest estimated recall that ``method="auto"`` accepts from approximate search.
+AUTO_MIN_RECALL = 0.9
+
+
+class LowRecallWarning(UserWarning):
+    """An approximate kNN search found too few of the true neighbours (see ``AUTO_MIN_RECALL``).
+
+    Data with many exact ties or duplicates (binary sparse sets such as w8a) are hard for HNSW:
+    use ``method="exact"`` (``method="auto"`` switches to it by itself).
+    """
+
+
+def resolve_n_jobs(n_jobs: int | None) -> int:
+    """Number of threads: ``None`` or ``-1`` = all cores, ``-m`` = all but ``m − 1``."""
+    try:
+        n_cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        n_cpus = os.cpu_count() or 1
+    if n_jobs is None:
+        return n_cpus
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
+    if n_jobs < 0:
+        return max(1, n_cpus + 1 + int(n_jobs))
+    return int(n_jobs)
+
+
+def _ann_available() -> bool:
+    return ann_available()
+
+
+def resolve_method(method: str, n_samples: int, n_features: int) -> str:
+    """Backend (``"kdtree"``, ``"brute"`` or ``"hnsw"``) that ``method`` uses for an n×d ``X``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``method``.
+    ImportError
+        For ``method="approximate"`` when hnswlib is not installed.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method == "approximate":
+        if not _ann_available():
+            raise ImportError(ANN_HINT)
+        return "hnsw"
+    if n_features <= KDTREE_MAX_DIM:
+        return "kdtree"
+    work = float(n_samples) ** 2 * (n_features + 40)
+    if method == "exact" or work <= AUTO_BRUTE_MAX_WORK or not _ann_available():
+        return "brute"
+    return "hnsw"
+
+
+def _check_n_neighbors(n_neighbors, n_samples: int) -> int:
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)):
+        raise ValueError(f"n_neighbors must be an integer, got {n_neighbors!r}")
+    if n_neighbors < 1:
+        raise ValueError(f"n_neighbors must be at least 1, got {n_neighbors}")
+    if n_neighbors >= n_samples:
+        raise ValueError(
+            f"n_neighbors={n_neighbors} must be smaller than the number of samples "
+            f"({n_samples}): each point needs n_neighbors other points; lower n_neighbors"
+        )
+    return int(n_neighbors)
+
+
+def kneighbors(
+    X,
+    n_neighbors: int,
+    *,
+    method: str = "auto",
+    memory_budget=None,
+    random_state=None,
+    n_jobs: int | None = None,
+):
+    """The ``n_neighbors`` nearest other points of every point of ``X``.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Points, finite.  Sparse input is searched by sparse brute force, or densified first when
+        the dense copy is small (``n·d`` floats within a quarter of ``memory_budget``).
+    n_neighbors : int
+        ``k``, with ``1 <= k < n_samples``.
+    method : {"auto", "exact", "approximate"}
+        See the module docstring.  ``"approximate"`` raises ImportError without hnswlib;
+        ``"auto"`` then falls back to exact search.  Approximate results are spot-checked
+        against an exact search of 256 points (see :func:`search`).
+    memory_budget : int, str or None
+        Bytes for the temporaries of the brute-force search (see
+        :func:`semiscale._memory.parse_memory_budget`); None = 25 % of available memory.
+    random_state : int, RandomState or None
+        Seeds the levels of the HNSW graph (approximate search only; exact search is
+        deterministic).  With several threads the insertion order, hence the approximate
+        result, can still vary slightly between runs; ``n_jobs=1`` makes it reproducible.
+    n_jobs : int or None
+        Threads (``None``/``-1`` = all cores).
+
+    Returns
+    -------
+    distances : ndarray of float64, shape (n_samples, n_neighbors)
+        Euclidean distances ``‖x_i − x_j‖``, ascending along each row.
+    indices : ndarray of intp, shape (n_samples, n_neighbors)
+        Neighbour indices, never ``i`` itself in row ``i``.
+
+    Raises
+    ------
+    ValueError
+        NaN/inf in ``X``, ``n_neighbors < 1`` or ``n_neighbors >= n_samples``, unknown method.
+    """
+    distances, indices, _ = search(
+        X,
+        n_neighbors,
+        method=method,
+        memory_budget=memory_budget,
+        random_state=random_state,
+        n_jobs=n_jobs,
+    )
+    return distances, indices
+
+
+def search(
+    X, n_neighbors: int, *, method="auto", memory_budget=None, random_state=None, n_jobs=None
+):
+    """:func:`kneighbors` that also says how the search went.
+
+    Every approximate result is spot-checked: ``RECALL_SAMPLE`` (256) random points are searched
+    exactly and the recall@k of the approximate table on them is estimated.  Below
+    ``AUTO_MIN_RECALL`` (0.9), ``method="auto"`` redoes the search exactly (the HNSW time is
+    lost, the graph is right) and ``method="approximate"`` keeps its result but issues a
+    :class:`LowRecallWarning`.  Before a large approximate search (``n ≥ 2·PILOT_SIZE``),
+    ``"auto"`` first runs a pilot HNSW search on ``PILOT_SIZE`` (4,000) random points and goes
+    exact at once when the pilot's recall is already below ``AUTO_MIN_RECALL`` (about 0.5 s;
+    w8a's pilot recall is about 0.25, a9a's 0.99).
+
+    Approximate search on sparse ``X`` needs a dense float32 copy; when it does not fit in half
+    of ``memory_budget``, ``"auto"`` searches exactly and ``"approximate"`` raises
+    :class:`semiscale._memory.MemoryBudgetError`.
+
+    Returns
+    -------
+    distances, indices : ndarray of shape (n_samples, n_neighbors)
+        As :func:`kneighbors`.
+    info : dict
+        ``"backend"``: the search that produced the result (``"kdtree"``, ``"brute"`` or
+        ``"hnsw"``); ``"recall"``: the estimated recall of the approximate search (None when
+        none ran); ``"fallback"``: whether ``"auto"`` replaced a low-recall approximate result;
+        ``"pilot_recall"``: the recall of ``"auto"``'s pilot search (None when none ran).
+    """
+    X = check_X(X)
+    n, d = X.shape
+    k = _check_n_neighbors(n_neighbors, n)
+    backend = resolve_method(method, n, d)
+    if backend == "hnsw" and sp.issparse(X):
+        budget = parse_memory_budget(memory_budget)
+        if 4 * n * d > budget // 2:
+            if method == "auto":
+                backend = "brute"
+            else:
+                raise MemoryBudgetError(
+                    f"approximate search densifies sparse X: {format_bytes(4 * n * d)} does not "
+                    f"fit in half of memory_budget={format_bytes(budget)}; raise memory_budget "
+                    "or use method='exact'"
+                )
+    workers = resolve_n_jobs(n_jobs)
+    options = {"memory_budget": memory_budget, "n_jobs": workers}
+    info = {"backend": backend, "recall": None, "fallback": False, "pilot_recall": None}
+    if backend == "hnsw" and method == "auto" and n >= 2 * PILOT_SIZE:
+        info["pilot_recall"] = pilot_recall(X, k, random_state=random_state, **options)
+        if info["pilot_recall"] < AUTO_MIN_RECALL:
+            backend = info["backend"] = "brute"
+    distances, indices = _BACKENDS[backend](X, k, random_state=random_state, **options)
+    if backend == "hnsw":
+        info["recall"] = estimate_recall(X, distances, random_state=random_state, **options)
+        if info["recall"] < AUTO_MIN_RECALL:
+            if method == "auto":
+                distances, indices = _kneighbors_brute(X, k, **options)
+                info.update(backend="brute", fallback=True)
+            else:
+                warnings.warn(
+                    f"approximate kNN search reached an estimated recall of {info['recall']:.2f} "
+                    f"(< {AUTO_MIN_RECALL}) on {RECALL_SAMPLE} points checked exactly; data with "
+                    "many ties or duplicates are hard for HNSW: use method='exact' or 'auto'",
+                    LowRecallWarning,
+                    stacklevel=3,
+                )
+    return distances, indices, info
+
+
+def _kneighbors_kdtree(X, k, *, memory_budget=None, n_jobs=1, random_state=None):
+    """Exact search with scipy's ``cKDTree`` (sliding-midpoint tree, queried by ``n_jobs``).
+
+    The points are queried in the tree's leaf order (``tree.indices``), so that consecutive
+    queries visit the same nodes: about twice as fast as the input order on 1M points.
+    """
+    X = np.asarray(_to_dense(X), dtype=np.float64)
+    tree = cKDTree(X, balanced_tree=False, compact_nodes=False)
+    order = tree.indices
+    dist_sorted, ind_sorted = tree.query(X[order], k + 1, workers=n_jobs)
+    dist = np.empty_like(dist_sorted)
+    ind = np.empty(ind_sorted.shape, dtype=np.intp)
+    dist[order], ind[order] = dist_sorted, ind_sorted
+    return _drop_self(dist, ind)
+
+
+_BACKENDS = {
+    "kdtree": _kneighbors_kdtree,
+    "brute": _kneighbors_brute,
+    "hnsw": _kneighbors_hnsw,
+}

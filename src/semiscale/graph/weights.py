@@ -1,0 +1,155 @@
+"""Edge weights of a kNN graph and the symmetric sparse adjacency matrix built from them.
+
+Heat weights are ``w_ij = exp(−d_ij² / (2 σ²))`` with bandwidth ``σ``; binary weights are 1 on
+every edge.  Paper 000 (Nyström LapRLS) uses ``exp(−d²/4)``, which is ``σ = sqrt(2)``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "BANDWIDTHS",
+    "SYMMETRIZE",
+    "WEIGHTS",
+    "binary_weights",
+    "heat_weights",
+    "knn_adjacency",
+    "resolve_bandwidth",
+]
+
+
+def _mean(distances: np.ndarray) -> float:
+    return float(np.mean(distances)) if distances.size else 0.0
+
+
+def _median(distances: np.ndarray) -> float:
+    return float(np.median(distances)) if distances.size else 0.0
+
+
+#: Data-dependent bandwidth rules: statistic of all kNN edge lengths.
+BANDWIDTHS = {"mean": _mean, "median": _median}
+
+
+def resolve_bandwidth(distances: np.ndarray, bandwidth="mean") -> float:
+    """The heat-kernel bandwidth ``σ`` as a positive float.
+
+    Parameters
+    ----------
+    distances : ndarray of shape (n_samples, n_neighbors)
+        kNN distances (every directed edge once).
+    bandwidth : {"mean", "median"} or float
+        ``"mean"``: ``σ = (1 / nk) Σ_i Σ_{j ∈ N_k(i)} d_ij``, the mean length of all directed kNN
+        edges; ``"median"``: their median; a positive float is returned as is.
+
+    Returns
+    -------
+    float
+        ``σ > 0``.  When the rule gives 0 (every point has at least ``k`` exact duplicates, so
+        every edge has length 0) the weights ``exp(0) = 1`` do not depend on ``σ``; ``σ = 1.0``
+        is returned with a ``UserWarning``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown rule or a non-positive / non-finite number.
+    """
+    if isinstance(bandwidth, str):
+        if bandwidth not in BANDWIDTHS:
+            raise ValueError(
+                f"bandwidth must be a positive number or one of {sorted(BANDWIDTHS)}, "
+                f"got {bandwidth!r}"
+            )
+        sigma = BANDWIDTHS[bandwidth](np.asarray(distances))
+        if not sigma > 0:
+            warnings.warn(
+                f"bandwidth={bandwidth!r} is 0: every kNN distance is 0 (each point has at least "
+                "n_neighbors exact duplicates); all heat weights are exp(0) = 1 whatever the "
+                "bandwidth, using bandwidth=1.0. Remove duplicate points or raise n_neighbors.",
+                UserWarning,
+                stacklevel=3,
+            )
+            sigma = 1.0
+        return sigma
+    if isinstance(bandwidth, bool) or not isinstance(bandwidth, Real):
+        raise ValueError(
+            f"bandwidth must be a positive number or 'mean'/'median', got {bandwidth!r}"
+        )
+    if not (np.isfinite(bandwidth) and bandwidth > 0):
+        raise ValueError(f"bandwidth must be positive and finite, got {bandwidth!r}")
+    return float(bandwidth)
+
+
+def heat_weights(distances: np.ndarray, bandwidth: float) -> np.ndarray:
+    """Heat-kernel weights ``exp(−d² / (2 σ²))``.
+
+    ``σ = sqrt(2)`` gives paper 000's ``exp(−d²/4)``.
+    """
+    d = np.asarray(distances, dtype=np.float64)
+    return np.exp(-(d * d) / (2.0 * float(bandwidth) ** 2))
+
+
+def binary_weights(distances: np.ndarray, bandwidth: float | None = None) -> np.ndarray:
+    """Weight 1 on every kNN edge (``bandwidth`` is ignored)."""
+    return np.ones(np.shape(distances), dtype=np.float64)
+
+
+#: Weight functions ``f(distances, bandwidth) -> weights`` by name.
+WEIGHTS = {"heat": heat_weights, "binary": binary_weights}
+
+
+def _union(W: sp.csr_matrix) -> sp.csr_matrix:
+    return W.maximum(W.T)
+
+
+def _mutual(W: sp.csr_matrix) -> sp.csr_matrix:
+    return W.minimum(W.T)
+
+
+#: Symmetrization rules for the directed kNN graph.
+SYMMETRIZE = {"union": _union, "mutual": _mutual}
+
+
+def knn_adjacency(indices: np.ndarray, weights: np.ndarray, *, symmetrize="union") -> sp.csr_matrix:
+    """Symmetric sparse adjacency matrix from a directed kNN table.
+
+    The directed graph has ``A_ij = weights[i, m]`` for ``j = indices[i, m]``.  It is made
+    symmetric by
+
+    - ``"union"``: ``W = max(A, Aᵀ)``, an edge when either point is among the other's neighbours;
+    - ``"mutual"``: ``W = min(A, Aᵀ)``, an edge only when each point is among the other's
+      neighbours (the graph may then have isolated vertices).
+
+    Parameters
+    ----------
+    indices : ndarray of int, shape (n_samples, n_neighbors)
+        Neighbour indices, without the point itself.
+    weights : ndarray of float, shape (n_samples, n_neighbors)
+        Non-negative edge weights.
+    symmetrize : {"union", "mutual"}
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of float64, shape (n_samples, n_samples)
+        Symmetric, zero diagonal, sorted indices, no explicit zeros.
+    """
+    if symmetrize not in SYMMETRIZE:
+        raise ValueError(f"symmetrize must be one of {sorted(SYMMETRIZE)}, got {symmetrize!r}")
+    n, k = indices.shape
+    indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
+    A = sp.csr_matrix(
+        (np.asarray(weights, dtype=np.float64).ravel(), np.asarray(indices).ravel(), indptr),
+        shape=(n, n),
+    )
+    A.sort_indices()
+    W = SYMMETRIZE[symmetrize](A).tocsr()
+    diagonal = W.diagonal()
+    if diagonal.any():  # a table that lists a point as its own neighbour: drop the self-loop
+        W = (W - sp.diags(diagonal, format="csr")).tocsr()
+    W.eliminate_zeros()
+    W.sort_indices()
+    return W
