@@ -1,29 +1,23 @@
 """kNN search: exact paths against scikit-learn, approximate recall, errors, duplicates."""
 
-import lzma
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.datasets import load_svmlight_file
 from sklearn.neighbors import kneighbors_graph
 
 from semiscale._memory import MemoryBudgetError
+from semiscale.datasets import load_dataset
 from semiscale.graph import LowRecallWarning, _brute, _hnsw, knn
 from semiscale.graph.knn import kneighbors, resolve_method, resolve_n_jobs, search
 
-DATASETS = Path("/work/shared/datasets")
-
 
 def _load(name, n_features, n_rows=None):
-    path = DATASETS / name / f"{name}.svm.xz"
-    if not path.exists():
-        pytest.skip(f"shared data set {path} not available")
-    with lzma.open(path) as fh:
-        X, _ = load_svmlight_file(fh, n_features=n_features)
+    """A shipped (embedded) dataset as CSR, as the LIBSVM file stores it."""
+    X, _ = load_dataset(name, dense=False)
+    assert X.shape[1] == n_features
     return X[:n_rows] if n_rows else X
 
 

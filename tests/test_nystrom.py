@@ -1,7 +1,5 @@
 """Nyström centers, their number, and the jittered Cholesky of K_ss."""
 
-import lzma
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +12,6 @@ from semiscale.linalg.nystrom import (
     resolve_n_centers,
     select_centers,
 )
-
-SHARED = Path("/work/shared/datasets")
 
 
 def nystrom_error(K, S):
@@ -158,14 +154,11 @@ def test_rpcholesky_with_all_centers_is_exact():
 @pytest.mark.parametrize("dataset, n_features", [("a9a", 123), ("cod-rna", 8)])
 def test_center_selection_error_on_real_data(dataset, n_features, capsys):
     """Nyström error of uniform vs kernel-aware centers on 2000 points of a real dataset."""
-    from sklearn.datasets import load_svmlight_file
+    from semiscale.datasets import load_dataset
 
-    path = SHARED / dataset / f"{dataset}.svm.xz"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    with lzma.open(path) as fh:
-        X, _ = load_svmlight_file(fh, n_features=n_features)
-    X = X[np.random.default_rng(0).choice(X.shape[0], 2000, replace=False)].toarray()
+    X, _ = load_dataset(dataset, dense=True)
+    assert X.shape[1] == n_features
+    X = X[np.random.default_rng(0).choice(X.shape[0], 2000, replace=False)]
     kernel = RBF(gamma="median").resolve(X, random_state=0)
     K = kernel(X)
     errors = {

@@ -1,7 +1,5 @@
 """Preconditioners for the Nyström LapRLS system: each ``apply`` inverts the ``P`` it claims."""
 
-import lzma
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +11,6 @@ from semiscale.linalg.nystrom import select_centers
 from semiscale.linalg.operators import NystromLapRLSHessian, dense_nystrom_laprls_hessian
 from semiscale.solvers import PRECONDITIONERS, cg, make_preconditioner
 from semiscale.solvers.preconditioners import DensePreconditioner
-
-SHARED = Path("/work/shared/datasets")
 
 
 def heat_laplacian(X, k=6, normalized=False):
@@ -190,16 +186,12 @@ def test_lookup_errors():
 @pytest.mark.slow
 def test_iterations_on_a9a(capsys):
     """Paper 000's bar: Nyström-PCG in about 10 iterations (a9a, 3000 points, 10 % labeled)."""
-    from sklearn.datasets import load_svmlight_file
+    from semiscale.datasets import load_dataset
 
-    path = SHARED / "a9a" / "a9a.svm.xz"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    with lzma.open(path) as fh:
-        X, y = load_svmlight_file(fh, n_features=123)
+    X, y = load_dataset("a9a", dense=True)
     rng = np.random.default_rng(0)
     idx = rng.choice(X.shape[0], 3000, replace=False)
-    X, y = X[idx].toarray(), y[idx]
+    X, y = X[idx], y[idx]
     n = 3000
     m, s = n // 10, n // 10
     kernel = RBF(gamma="median").resolve(X, random_state=0)
