@@ -103,3 +103,12 @@ def test_scaling_round_trips():
         solver_lambdas(1e-3, 1.0, l, 0.0)
     with pytest.raises(ValueError, match="ambient_reg"):
         solver_lambdas(-1.0, 1.0, l, trace)
+
+
+def test_top_level_lazy_exports():
+    import semiscale
+
+    for name in semiscale.__all__:
+        assert getattr(semiscale, name) is not None
+    with pytest.raises(AttributeError):
+        semiscale.not_a_name  # noqa: B018

@@ -1,3 +1,35 @@
-"""semiscale: scalable graph-based semi-supervised learning."""
+"""semiscale: scalable graph-based semi-supervised learning.
+
+The public names below are imported lazily (on first access), so ``import semiscale`` stays cheap.
+"""
+
+from importlib import import_module
 
 __version__ = "0.1.0"
+
+_PUBLIC = {
+    "KNNGraph": "semiscale.graph",
+    "RBF": "semiscale.kernels",
+    "Laplacian": "semiscale.kernels",
+    "Linear": "semiscale.kernels",
+    "Polynomial": "semiscale.kernels",
+    "LapRLSClassifier": "semiscale.models",
+    "LapRLSRegressor": "semiscale.models",
+    "NystromLapRLSClassifier": "semiscale.models",
+    "NystromLapRLSRegressor": "semiscale.models",
+    "load_dataset": "semiscale.datasets",
+    "make_two_moons": "semiscale.datasets",
+    "ssl_split": "semiscale.datasets",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+    if name in _PUBLIC:
+        return getattr(import_module(_PUBLIC[name]), name)
+    raise AttributeError(f"module 'semiscale' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)
