@@ -1,6 +1,5 @@
 """kNN search: exact paths against scikit-learn, approximate recall, errors, duplicates."""
 
-
 import numpy as np
 import pytest
 import scipy.sparse as sp

@@ -1,6 +1,5 @@
 """Nyström centers, their number, and the jittered Cholesky of K_ss."""
 
-
 import numpy as np
 import pytest
 

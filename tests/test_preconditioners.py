@@ -1,6 +1,5 @@
 """Preconditioners for the Nyström LapRLS system: each ``apply`` inverts the ``P`` it claims."""
 
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
