@@ -100,7 +100,10 @@ def _plot(path, X, y_ssl, X_test, models, rows):
         ax.contour(xx, yy, zz, levels=[0], colors="k")
         ax.scatter(X[:, 0], X[:, 1], s=2, c="0.4")
         lab = y_ssl != -1
-        ax.scatter(X[lab, 0], X[lab, 1], s=120, c=y_ssl[lab], cmap="bwr", edgecolors="k")
+        # Same colour map as the surface: class 0 (f < 0) red, class 1 (f > 0) blue.
+        ax.scatter(
+            X[lab, 0], X[lab, 1], s=120, c=y_ssl[lab], cmap="RdBu", vmin=0, vmax=1, edgecolors="k"
+        )
         ax.set_title(f"{name}: test acc {row['test_accuracy']:.3f}")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
