@@ -147,3 +147,17 @@ def test_empty_rows():
     assert out.shape == (0, 2)
     out = kernel_rmatmul(RBF(), np.zeros((0, 5)), B, np.ones((0, 2)))
     assert out.shape == (23, 2) and not out.any()
+
+
+def test_kernel_matrix_blocked_fill_and_budget():
+    from semiscale._memory import MemoryBudgetError
+    from semiscale.kernels import RBF
+    from semiscale.linalg.blocked import kernel_matrix
+
+    rng = np.random.default_rng(0)
+    A, B = rng.random((60, 4)), rng.random((25, 4))
+    kernel = RBF(gamma=0.7)
+    np.testing.assert_allclose(kernel_matrix(kernel, A, B, memory_budget="1MB"), kernel(A, B))
+    np.testing.assert_allclose(kernel_matrix(kernel, A, memory_budget="1MB"), kernel(A))
+    with pytest.raises(MemoryBudgetError, match="kernel matrix"):
+        kernel_matrix(kernel, A, B, memory_budget=60 * 25 * 8)

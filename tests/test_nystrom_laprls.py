@@ -32,9 +32,12 @@ KW = dict(kernel=RBF(gamma=0.3), ambient_reg=1e-3, intrinsic_reg=5.0)
 
 @pytest.mark.parametrize("solver", ["direct", "pcg"])
 def test_all_points_as_centers_equals_exact_laprls(problem, solver):
+    # ambient_reg=1e-2 keeps the n×n system well conditioned, so that 1e-8 measures the method,
+    # not round-off (at 1e-3 predictions at new points agree to ~2e-8 and vary with BLAS threads).
     X, y, L = problem
-    exact = LapRLSRegressor(**KW).fit(X, y, laplacian=L)
-    nys = NystromLapRLSRegressor(n_centers=1.0, solver=solver, tol=1e-12, random_state=0, **KW)
+    kw = dict(KW, ambient_reg=1e-2)
+    exact = LapRLSRegressor(**kw).fit(X, y, laplacian=L)
+    nys = NystromLapRLSRegressor(n_centers=1.0, solver=solver, tol=1e-12, random_state=0, **kw)
     nys.fit(X, y, laplacian=L)
     X_new = np.random.default_rng(1).standard_normal((50, 3))
     np.testing.assert_allclose(nys.transduction_, exact.transduction_, rtol=1e-8, atol=1e-8)
@@ -69,10 +72,12 @@ def test_pcg_needs_few_iterations_cg_many(problem):
     X, y, L = problem
     common = dict(n_centers=80, random_state=0, **KW)
     pcg = NystromLapRLSRegressor(solver="pcg", **common).fit(X, y, laplacian=L)
+    with pytest.warns(ConvergenceWarning):  # plain CG: H's conditioning is ~κ(K_ss)²
+        cg = NystromLapRLSRegressor(solver="cg", **common).fit(X, y, laplacian=L)
     with pytest.warns(ConvergenceWarning):
         NystromLapRLSRegressor(solver="cg", max_iter=3, **common).fit(X, y, laplacian=L)
-    assert pcg.n_iter_ <= 10
     assert pcg.solver_info_["converged"]
+    assert pcg.n_iter_ <= 20 and 5 * pcg.n_iter_ < cg.n_iter_
 
 
 def test_multiclass_right_hand_sides_equal_separate_solves():

@@ -16,7 +16,7 @@ import numpy as np
 from semiscale._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 from semiscale.kernels import _all_finite, result_dtype
 
-__all__ = ["kernel_matmul", "kernel_rmatmul"]
+__all__ = ["kernel_matmul", "kernel_matrix", "kernel_rmatmul"]
 
 
 def _n_rows(X) -> int:
@@ -128,3 +128,30 @@ def kernel_rmatmul(kernel, A, B, U, memory_budget=None) -> np.ndarray:
         del K
         out += buf
     return out[:, 0] if ndim == 1 else out
+
+
+def kernel_matrix(kernel, A, B=None, memory_budget=None) -> np.ndarray:
+    """The dense kernel matrix K(A, B), filled block by block so that temporaries stay bounded.
+
+    Use it where an algorithm genuinely needs the whole matrix (a dense factorization); the
+    result itself must fit in ``memory_budget``, with room left for one block of temporaries.
+
+    Raises
+    ------
+    MemoryBudgetError
+        Before allocating, when the matrix does not fit in the budget.
+    """
+    dtype = result_dtype(A, B)
+    n_a, n_b = _n_rows(A), _n_rows(A if B is None else B)
+    needed = n_a * n_b * dtype.itemsize
+    budget = parse_memory_budget(memory_budget)
+    if needed >= budget:
+        raise MemoryBudgetError(
+            f"the {n_a}x{n_b} kernel matrix needs {format_bytes(needed)} but memory_budget is "
+            f"{format_bytes(budget)}; raise memory_budget or use an iterative/Nyström solver"
+        )
+    out = np.empty((n_a, n_b), dtype=dtype)
+    for rows, K in kernel.blocks(A, B, memory_budget=budget - needed):
+        out[rows] = K
+        del K
+    return out

@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
-from ..linalg import FullLapRLSHessian
+from ..linalg import FullLapRLSHessian, kernel_matrix
 from ..solvers import cg
 from ..solvers.dense import solve_or_lstsq
 from ._base import (
@@ -50,7 +50,7 @@ def _solve_rls(problem: Problem) -> Solution:
     """Supervised RLS: (K_ll + λ_A I) α_l = y_l on the labeled points only (O(l³))."""
     idx = np.flatnonzero(problem.labeled)
     X_l = problem.X[idx]
-    K_ll = problem.kernel(X_l)
+    K_ll = kernel_matrix(problem.kernel, X_l, memory_budget=problem.memory_budget)
     K_ll.flat[:: K_ll.shape[0] + 1] += problem.lambda_ambient
     alpha = solve_or_lstsq(K_ll, problem.Y[idx], assume_a="pos", what="RLS system")
     return Solution(X_fit=X_l, dual_coef=alpha, info={"system": "labeled", "n_fit": idx.size})
@@ -67,7 +67,7 @@ def _solve_direct(problem: Problem) -> Solution:
     X, L, labeled = problem.X, problem.laplacian, problem.labeled
     n = X.shape[0]
     _check_dense_fits(n, problem, 2, "LapRLS with solver='direct'")
-    K = np.asarray(problem.kernel(X), dtype=np.float64)
+    K = np.asarray(kernel_matrix(problem.kernel, X, memory_budget=problem.memory_budget), float)
     # System matrix A = J K + λ_I L K + λ_A I, formed in place in K, in column blocks.
     step = max(1, min(n, (32 * 1024**2) // (8 * n)))
     rows_labeled = np.flatnonzero(labeled)
@@ -87,7 +87,7 @@ def _solve_rls_cg(problem: Problem, options) -> Solution:
     """Supervised RLS by (P)CG on the SPD system (K_ll + λ_A I) α_l = y_l (paper 000's RLS-CG)."""
     idx = np.flatnonzero(problem.labeled)
     X_l = problem.X[idx]
-    K_ll = problem.kernel(X_l)
+    K_ll = kernel_matrix(problem.kernel, X_l, memory_budget=problem.memory_budget)
     K_ll.flat[:: K_ll.shape[0] + 1] += problem.lambda_ambient
     precond = None
     if options["solver"] == "pcg":
