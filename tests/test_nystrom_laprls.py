@@ -77,7 +77,7 @@ def test_pcg_needs_few_iterations_cg_many(problem):
     with pytest.warns(ConvergenceWarning):
         NystromLapRLSRegressor(solver="cg", max_iter=3, **common).fit(X, y, laplacian=L)
     assert pcg.solver_info_["converged"]
-    assert pcg.n_iter_ <= 20 and 5 * pcg.n_iter_ < cg.n_iter_
+    assert 10 * pcg.n_iter_ < cg.n_iter_
 
 
 def test_multiclass_right_hand_sides_equal_separate_solves():
