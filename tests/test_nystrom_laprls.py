@@ -164,13 +164,17 @@ def test_full_laprls_iterative_equals_direct(problem, solver):
 
 
 @pytest.mark.parametrize("solver", ["cg", "pcg"])
-def test_rls_cg_equals_rls_direct(problem, solver):
+@pytest.mark.parametrize("memory_budget", [None, 200_000])  # K_ll stored / recomputed in blocks
+def test_rls_cg_equals_rls_direct(problem, solver, memory_budget):
     X, y, _ = problem
+    y = np.where(np.isnan(y), np.sin(X[:, 0]), y)  # all 240 labeled: K_ll is 460 kB
     kw = dict(KW, intrinsic_reg=0.0)
     direct = LapRLSRegressor(**kw).fit(X, y)
-    iterative = LapRLSRegressor(solver=solver, tol=1e-12, **kw).fit(X, y)
+    iterative = LapRLSRegressor(solver=solver, tol=1e-12, memory_budget=memory_budget, **kw)
+    iterative.fit(X, y)
     np.testing.assert_allclose(iterative.dual_coef_, direct.dual_coef_, rtol=1e-6, atol=1e-9)
     assert iterative.n_iter_ > 0
+    assert iterative.solver_info_["cached"] == (memory_budget is None)
 
 
 def _small_graph():

@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
-from ..linalg import FullLapRLSHessian, kernel_matrix
+from ..linalg import FullLapRLSHessian, kernel_matmul, kernel_matrix
 from ..solvers import cg
 from ..solvers.dense import solve_or_lstsq
 from ._base import (
@@ -84,28 +84,44 @@ def _solve_direct(problem: Problem) -> Solution:
 
 
 def _solve_rls_cg(problem: Problem, options) -> Solution:
-    """Supervised RLS by (P)CG on the SPD system (K_ll + λ_A I) α_l = y_l (paper 000's RLS-CG)."""
+    """Supervised RLS by (P)CG on the SPD system (K_ll + λ_A I) α_l = y_l (paper 000's RLS-CG).
+
+    K_ll is stored when it fits in half the memory budget; otherwise every CG iteration
+    recomputes it in blocks (``kernel_matmul``), so memory stays O(l) at O(l²d) per iteration.
+    """
     idx = np.flatnonzero(problem.labeled)
     X_l = problem.X[idx]
-    K_ll = kernel_matrix(problem.kernel, X_l, memory_budget=problem.memory_budget)
-    K_ll.flat[:: K_ll.shape[0] + 1] += problem.lambda_ambient
+    lam = problem.lambda_ambient
+    stored = idx.size**2 * 8 <= parse_memory_budget(problem.memory_budget) // 2
+    if stored:
+        K_ll = kernel_matrix(problem.kernel, X_l, memory_budget=problem.memory_budget)
+        K_ll.flat[:: K_ll.shape[0] + 1] += lam
+        diagonal = np.diag(K_ll).copy()
+        operator = K_ll
+    else:
+        diagonal = problem.kernel.diag(X_l) + lam
+
+        def operator(V):
+            return kernel_matmul(problem.kernel, X_l, None, V, problem.memory_budget) + lam * V
+
     precond = None
     if options["solver"] == "pcg":
-        diagonal = np.diag(K_ll).copy()
-        precond = lambda V: V / diagonal[:, None]  # noqa: E731 - Jacobi on a dense SPD system
+        precond = lambda V: V / diagonal[:, None]  # noqa: E731 - Jacobi on an SPD system
     result = cg(
-        K_ll,
+        operator,
         problem.Y[idx],
         preconditioner=precond,
         tol=options["tol"],
         max_iter=options["max_iter"],
     )
+    info = {"system": "labeled", "n_fit": idx.size, "converged": bool(result.converged)}
+    info["cached"] = stored
     return Solution(
         X_fit=X_l,
         dual_coef=result.x,
         n_iter=int(result.n_iter),
         residuals=result.residuals,
-        info={"system": "labeled", "n_fit": idx.size, "converged": bool(result.converged)},
+        info=info,
     )
 
 
