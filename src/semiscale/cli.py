@@ -122,7 +122,35 @@ def _cmd_demo(args):
     return 0
 
 
-COMMANDS = {"datasets": _cmd_datasets, "graph": _cmd_graph, "demo": _cmd_demo}
+def _cmd_bench(args):
+    from .bench.nystrom import run_benchmark
+
+    command = "semiscale bench nystrom" + "".join(
+        [f" --datasets {' '.join(args.datasets)}" if args.datasets else ""]
+        + [f" --repeats {args.repeats}" if args.repeats is not None else ""]
+        + [" --quick" if args.quick else "", f" --out {args.out}"]
+        + [" --no-figures" if not args.figures else "", " --no-speedup" if not args.speedup else ""]
+    )
+    paths = run_benchmark(
+        args.datasets,
+        repeats=args.repeats,
+        quick=args.quick,
+        out=args.out,
+        figures=args.figures,
+        speedup=args.speedup,
+        command=command,
+    )
+    for path in paths:
+        print(path)
+    return 0
+
+
+COMMANDS = {
+    "datasets": _cmd_datasets,
+    "graph": _cmd_graph,
+    "demo": _cmd_demo,
+    "bench": _cmd_bench,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -154,6 +182,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", default="demo_output/two_moons.png", help="PNG path ('' for none)")
     p.add_argument("--dataset", default="a9a", help="shipped real dataset for the second part")
     p.add_argument("--skip-real", action="store_true", help="run only the two-moons part")
+
+    p = sub.add_parser("bench", help="run a paper-reproduction benchmark")
+    bench = p.add_subparsers(dest="benchmark", required=True)
+    p = bench.add_parser("nystrom", help="paper 000 Tables 2-3, Figures 1-2, exact-vs-Nyström")
+    p.add_argument("--datasets", nargs="+", default=None, help="paper names (default: all)")
+    p.add_argument("--repeats", type=int, default=None, help="default 5 (1 with --quick)")
+    p.add_argument("--quick", action="store_true", help="tiny subsamples: a smoke test")
+    p.add_argument("--out", default="benchmarks/results", help="output folder")
+    p.add_argument("--figures", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--speedup", action=argparse.BooleanOptionalAction, default=True)
     return parser
 
 

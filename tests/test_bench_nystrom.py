@@ -1,0 +1,72 @@
+"""Smoke test of the paper-000 benchmark protocol (``semiscale bench nystrom --quick``)."""
+
+import json
+
+import numpy as np
+
+from semiscale.bench import nystrom as nb
+from semiscale.cli import main
+
+
+def test_quick_benchmark_writes_tables_figures_and_speedup(tmp_path, capsys):
+    out = tmp_path / "results"
+    argv = ["bench", "nystrom", "--quick", "--datasets", "space_ga", "w7a", "--out", str(out)]
+    assert main(argv) == 0
+    names = [
+        "nystrom_table2.json",
+        "nystrom_table2.md",
+        "nystrom_table3.json",
+        "nystrom_table3.md",
+        "nystrom_speedup.json",
+        "nystrom_speedup.md",
+        "nystrom_fig1.json",
+        "nystrom_fig1.png",
+        "nystrom_fig2.json",
+        "nystrom_fig2.png",
+    ]
+    for name in names:
+        assert (out / name).stat().st_size > 100, name
+
+    table2 = json.loads((out / "nystrom_table2.json").read_text())
+    assert table2["quick"] and table2["machine"]["cpu_count"] >= 1
+    space_ga, w7a = table2["datasets"]
+    assert w7a["available"] is False and w7a["paper"]["rmse"]["RLS-CG"] == [0.291, 0.002]
+    assert space_ga["n_train"] + space_ga["n_test"] == space_ga["n"]
+    assert space_ga["m"] == round(0.1 * space_ga["n_train"])
+    assert set(space_ga["params"]["laprls"]) == {"gamma", "ambient_reg", "intrinsic_reg"}
+    assert space_ga["paper_equivalents"]["laprls"]["lambda_A"] > 0
+    methods = space_ga["methods"]
+    for meth in nb.METHODS:
+        assert methods[meth]["n_repeats"] == 1, meth
+    # PCG on the Nyström system and the exact solve reach their own optima: the exact LapRLS
+    # solvers agree with each other, and the semi-supervised fit beats supervised RLS here.
+    assert np.isclose(methods["LapRLS-PCG"]["rmse_mean"], methods["LapRLS-direct"]["rmse_mean"])
+    assert methods["Nyström-PCG"]["rmse_mean"] < methods["RLS-CG"]["rmse_mean"]
+    assert methods["Nyström-PCG"]["converged_all"]
+
+    table3 = (out / "nystrom_table3.md").read_text()
+    assert "Summary:" in table3 and "QUICK MODE" in table3
+    assert "| w7a |" in table3
+    fig2 = json.loads((out / "nystrom_fig2.json").read_text())
+    curve = fig2["datasets"]["space_ga"]["fig2"]["Nyström-PCG"]["mean"]
+    assert len(curve) == len(fig2["proportions"]) and all(v > 0 for v in curve)
+    assert "nystrom_table2.md" in capsys.readouterr().out
+
+
+def test_minmax_scaler_maps_training_range_to_unit_box():
+    X = np.array([[0.0, 5.0, 1.0], [10.0, 5.0, 3.0], [5.0, 5.0, 2.0]])
+    f = nb.minmax_scaler(X)
+    Z = f(X)
+    assert np.allclose(Z.min(axis=0), [-1, 0, -1]) and np.allclose(Z.max(axis=0), [1, 0, 1])
+    assert np.allclose(f(np.array([[20.0, 7.0, 2.0]])), [[3.0, 0.0, 0.0]])
+
+
+def test_time_budget_plan():
+    p = nb.Protocol()
+    assert nb.method_repeats("LapRLS-direct", "a9a", 22792, 5, p)[0] == []
+    assert nb.method_repeats("LapRLS-direct", "a8a", 15887, 5, p)[0] == [0]
+    assert nb.method_repeats("LapRLS-direct", "phishing", 7738, 5, p)[0] == list(range(5))
+    assert nb.method_repeats("Nyström-PCG", "skin_nonskin", 171540, 2, p)[0] == [0, 1]
+    assert nb.method_repeats("Nyström-CG", "skin_nonskin", 171540, 2, p)[0] == []
+    assert nb.n_centers("skin_nonskin", 171540, p) == 3000
+    assert nb.n_centers("a9a", 22792, p) == 2280
