@@ -13,6 +13,7 @@ Inputs must be finite: a cheap sum check rejects NaN/inf with a ``ValueError``.
 from __future__ import annotations
 
 import math
+from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
@@ -291,7 +292,7 @@ def _zero_width(which: str, metric: str):
 
 
 # --------------------------------------------------------------------------- kernels
-class Kernel(BaseEstimator):
+class Kernel(BaseEstimator, metaclass=ABCMeta):
     """Base class: ``k(A, B)`` dense, by row blocks under a memory budget, and its diagonal.
 
     Subclasses implement ``_setup(pair)`` (B-side precomputation), ``_block(pair, rows, state)``
@@ -309,11 +310,13 @@ class Kernel(BaseEstimator):
     def _check_params(self) -> None:
         """Raise ValueError on invalid or unresolved hyper-parameters."""
 
+    @abstractmethod
     def _block(self, pair: _Pair, rows: slice, state) -> np.ndarray:
-        raise NotImplementedError
+        """Kernel values for ``pair.A[rows]`` against ``pair.B`` (each subclass's formula)."""
 
+    @abstractmethod
     def _diag(self, A) -> np.ndarray:
-        raise NotImplementedError
+        """k(a, a) for every row of A, without forming the matrix."""
 
     def _resolved_params(self, X, random_state) -> dict:
         return {}
