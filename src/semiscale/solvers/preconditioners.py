@@ -258,8 +258,7 @@ def sampled_hessian_preconditioner(hessian, *, n_rows=None, random_state=None):
         preconditioner work is worth ~s/40 iterations.  Measured (benchmarks/
         preconditioner_sample.py, CPU seconds for preconditioner + PCG to 1e-6 on a9a 8000,
         phishing 7738, cod-rna 20000): t = s/4 was the cheapest or within ~20 % of it in every
-        setting (13–63 iterations), t = 2s 40–140 % more expensive (3–29 iterations); on cod-rna
-        with 41,674 points t = 2s took 81 s against 25 s for paper 000's eq. (6).
+        setting (13–63 iterations), t = 2s 40–140 % more expensive (3–29 iterations).
     random_state : int, Generator, RandomState or None
     """
     rng = _rng(random_state)
