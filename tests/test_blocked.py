@@ -161,3 +161,19 @@ def test_kernel_matrix_blocked_fill_and_budget():
     np.testing.assert_allclose(kernel_matrix(kernel, A, memory_budget="1MB"), kernel(A))
     with pytest.raises(MemoryBudgetError, match="kernel matrix"):
         kernel_matrix(kernel, A, B, memory_budget=60 * 25 * 8)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=IDS)
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_blocks_into_out_equal_the_dense_kernel(kernel, sparse, dtype):
+    A, B = _data(sparse, False, n=80, m=60)
+    A, B = A.astype(dtype), B.astype(dtype)
+    out = np.full((80, 60), np.nan, dtype=dtype)
+    budget = _one_row_budget(kernel, A, B) + 5_000
+    for rows, K_blk in kernel.blocks(A, B, memory_budget=budget, out=out):
+        assert np.shares_memory(K_blk, out)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out, kernel(A, B), rtol=tol, atol=tol)
+    with pytest.raises(ValueError, match="out must be"):
+        next(kernel.blocks(A, B, out=np.empty((80, 60), dtype=np.float16)))

@@ -22,9 +22,9 @@ class SpyRBF(RBF):
 
     rows: list = []
 
-    def _block(self, pair, rows, state):
+    def _block(self, pair, rows, state, out=None):
         type(self).rows.append(rows.stop - rows.start)
-        return super()._block(pair, rows, state)
+        return super()._block(pair, rows, state, out)
 
 
 def heat_laplacian(X, k=6):

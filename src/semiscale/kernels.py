@@ -224,9 +224,12 @@ def _sq_setup(pair: _Pair):
     return pair.dot_setup(), _sq_norms(_cast(pair.B, pair.dtype))
 
 
-def _sq_dist_block(pair: _Pair, rows: slice, plan, b_sq: np.ndarray) -> np.ndarray:
+def _sq_dist_block(pair: _Pair, rows: slice, plan, b_sq: np.ndarray, out=None) -> np.ndarray:
     A_blk = pair.rows(rows)
-    D = pair.dot(A_blk, plan)
+    if out is None:
+        D = pair.dot(A_blk, plan)
+    else:  # dense operands only (see RBF._block_into)
+        D = np.matmul(A_blk, plan[1].T, out=out)
     D *= -2.0
     D += _sq_norms(A_blk)[:, None]
     D += b_sq[None, :]
@@ -371,8 +374,12 @@ class Kernel(BaseEstimator, metaclass=ABCMeta):
         A = _check_input(A, "A")
         return self._diag(A).astype(result_dtype(A), copy=False)
 
-    def blocks(self, A, B=None, memory_budget=None):
+    def blocks(self, A, B=None, memory_budget=None, *, out=None):
         """Iterate over ``(rows, K[rows, :])`` with each block's temporaries within the budget.
+
+        With ``out`` (a C-contiguous array of shape (len(A), len(B)) and the result dtype) every
+        block is written into ``out[rows]`` and the yielded block is that view: kernels whose
+        block formula can run in place (RBF on dense inputs) then skip one copy of the matrix.
 
         The rows per block come from :func:`semiscale._memory.block_rows` with the bytes one row
         needs (output row and distance/product temporaries), after the B-side precomputation
@@ -410,13 +417,30 @@ class Kernel(BaseEstimator, metaclass=ABCMeta):
                 f"operands); raise memory_budget to at least {per_row + fixed} bytes"
             )
         rows = block_rows(pair.A.shape[0], per_row, budget - fixed, what="kernel block")
-        return self._iter_blocks(pair, rows)
+        if out is not None:
+            shape = (pair.A.shape[0], pair.B.shape[0])
+            if out.shape != shape or out.dtype != pair.dtype or not out.flags.c_contiguous:
+                raise ValueError(
+                    f"out must be a C-contiguous {pair.dtype} array of shape {shape}, got "
+                    f"{out.dtype} {out.shape}"
+                )
+        return self._iter_blocks(pair, rows, out)
 
-    def _iter_blocks(self, pair: _Pair, rows: int):
+    def _iter_blocks(self, pair: _Pair, rows: int, out=None):
         state = self._setup(pair)
         for start in range(0, pair.A.shape[0], rows):
             sl = slice(start, min(start + rows, pair.A.shape[0]))
-            yield sl, self._block(pair, sl, state)  # no local keeps the block alive
+            if out is None:
+                yield sl, self._block(pair, sl, state)  # no local keeps the block alive
+            elif self._block_into(pair, sl, state, out[sl]) is None:
+                out[sl] = self._block(pair, sl, state)
+                yield sl, out[sl]
+            else:
+                yield sl, out[sl]
+
+    def _block_into(self, pair: _Pair, rows: slice, state, out):
+        """Write the block into ``out`` and return it, or return None when not supported."""
+        return None
 
 
 class _GammaKernel(Kernel):
@@ -477,10 +501,15 @@ class RBF(_GammaKernel):
     def _setup(self, pair):
         return _sq_setup(pair)
 
-    def _block(self, pair, rows, state):
-        K = _sq_dist_block(pair, rows, *state)
+    def _block(self, pair, rows, state, out=None):
+        K = _sq_dist_block(pair, rows, *state, out=out)
         K *= -self.gamma
         return np.exp(K, out=K)
+
+    def _block_into(self, pair, rows, state, out):
+        if state[0][0] != "dd":  # sparse operands: their products allocate anyway
+            return None
+        return self._block(pair, rows, state, out)
 
     def _gamma_from_width(self, width):
         return 1.0 / (2.0 * width**2) if self.gamma == "median" else 1.0 / width

@@ -195,9 +195,8 @@ class NystromLapRLSHessian(LinearOperator):
             Xu, s = self._X_used(), self.n_centers_
             K = np.empty((Xu.shape[0], s), dtype=self.dtype)
             work = self.memory_budget - self._fixed - K.nbytes
-            for sl, block in self.kernel.blocks(Xu, self.centers_, memory_budget=work):
-                K[sl] = block
-                del block
+            for _, block in self.kernel.blocks(Xu, self.centers_, memory_budget=work, out=K):
+                del block  # a view of K
             self._K_rows = K
         return self._K_rows
 

@@ -228,7 +228,19 @@ def _features_t(hessian, L, index):
     return sla.solve_triangular(L, _float(hessian.kernel_rows(index)).T, lower=True)
 
 
-def sampled_hessian_preconditioner(hessian, *, n_rows=None, random_state=None):
+def _add_gram(G, F_t, weight=1.0):
+    """``G += weight · F_t F_tᵀ`` for ``F_t`` of shape (s, r), upper triangle only (BLAS syrk).
+
+    Half the flops of ``F_t @ F_t.T``; :func:`sampled_hessian_preconditioner` mirrors the upper
+    triangle into the lower one at the end.
+    """
+    if F_t.shape[1]:
+        # F_t.T is Fortran-ordered, so syrk(trans=1) reads it without a copy and updates G
+        # (Fortran-ordered) in place.
+        sla.blas.dsyrk(weight, F_t.T, beta=1.0, c=G, trans=1, lower=0, overwrite_c=1)
+
+
+def sampled_hessian_preconditioner(hessian, *, n_rows=None, n_labeled_rows=None, random_state=None):
     r"""``P = Tᵀ Ĝ T`` with ``Ĝ`` an unbiased row-sampled estimate of the exact ``G``.
 
     The exact ``G = Φᵀ(J + λ_I L)Φ + λ_A I`` (module docstring) is a sum over rows of ``Φ``.
@@ -242,69 +254,88 @@ def sampled_hessian_preconditioner(hessian, *, n_rows=None, random_state=None):
         \hat L = \operatorname{Lap}\big(\tfrac12(χ_R W + W χ_R)\big) + \operatorname{diag}(c\,χ_R),
 
     where ``χ_R`` is the 0/1 diagonal of ``R``, ``U = R ∪ N(R)`` the sampled points and their
-    graph neighbours, and ``J'`` all labeled points (``w_J = 1``) when ``m ≤ t``, else ``t`` of them
-    (``w_J = m/t``).  ``E[Ĝ] = G``, ``Ĝ ⪰ λ_A I`` (``L̂`` is a Laplacian plus a non-negative
-    diagonal), and ``Ĝ = G`` (so ``P = H`` up to jitter) when ``t ≥ n``.  Unlike paper 000's
-    ``(n²/s²) K_ss L_ss K_ss``, no separate graph on the centers and no guessed scale are needed:
-    the estimate uses the real graph.  Cost: kernel rows for ``|U| ≈ t(k + 1)`` points plus
-    ``O(|U| s²)`` flops, processed in chunks of ``R`` under the operator's memory budget.
+    graph neighbours, and ``J'`` the labeled points: all of them (``w_J = 1``) when
+    ``m ≤ n_labeled_rows``, else a uniform sample of that many (``w_J = m / n_labeled_rows``).
+    ``E[Ĝ] = G``, ``Ĝ ⪰ λ_A I`` (``L̂`` is a Laplacian plus a non-negative diagonal), and
+    ``Ĝ = G`` (so ``P = H`` up to jitter) when ``t ≥ n`` and ``n_labeled_rows ≥ m``.  Unlike paper
+    000's ``(n²/s²) K_ss L_ss K_ss``, no separate graph on the centers and no guessed scale are
+    needed: the estimate uses the real graph.
+
+    Both terms are accumulated as Gram matrices by BLAS ``syrk``: ``Φ_{J'}`` row by row and
+    ``L̂`` in its edge form, one row ``√(W_rj/2)(φ_r − φ_j)`` per sampled half-edge and
+    ``√c_r φ_r`` per sampled point.  Cost: ``Φ`` rows for the ``m' + |U|`` points
+    (``m'`` labeled, ``|U| ≈ t(k + 1)``; a triangular solve, ``s²`` flops per row, plus their kernel
+    rows unless ``K_ns`` is cached) and ``s²`` flops per Gram row, in chunks under the operator's
+    memory budget; plus the two ``s³/3`` Cholesky factorizations of ``K_ss`` and ``Ĝ``.
+
+    Why the labeled term is exact by default: the labeled block ``Φ_mᵀΦ_m`` dominates ``H`` for
+    the paper's ``m = s = 0.1 n``, and a rank-``t`` subsample of it (``t < s``) leaves most of
+    ``H``'s large eigenvalues unmatched.  Measured with ``t = s/4`` Laplacian rows, repeat 0 of
+    ``semiscale bench nystrom``'s protocol (CV-chosen parameters, relative residual 1e-6;
+    ``/tmp`` sweep recorded in ``docs/architecture.md``): sampling ``t`` labeled rows needed
+    10–33 iterations on madelon, space_ga, abalone, phishing and ijcnn1, the exact labeled term
+    3–4.  The Laplacian term tolerates a much smaller sample.
 
     Parameters
     ----------
     hessian : NystromLapRLSHessian
     n_rows : int, optional
-        Sample size ``t``; default ``⌈s/4⌉``.  The sample costs about ``2 t (k+1) s²`` flops (the
-        rows and their graph neighbours), a CG iteration about ``4 n s``: with s = 0.1 n one s³ of
-        preconditioner work is worth ~s/40 iterations.  Measured (benchmarks/
-        preconditioner_sample.py, CPU seconds for preconditioner + PCG to 1e-6 on a9a 8000,
-        phishing 7738, cod-rna 20000): t = s/4 was the cheapest or within ~20 % of it in every
-        setting (13–63 iterations), t = 2s 40–140 % more expensive (3–29 iterations).
+        Laplacian sample size ``t``; default ``⌈s/8⌉``.  Measured: see
+        ``benchmarks/preconditioner_sample.py`` and ``docs/architecture.md``.
+    n_labeled_rows : int, optional
+        Labeled rows kept; default ``max(4s, t)`` (all of them whenever ``m ≤ 4s``, as in the
+        paper's protocol ``m = s``): beyond that the labeled term costs more than ~``n/s``
+        iterations would, and ``4s`` rows already estimate an ``s × s`` Gram matrix well.
     random_state : int, Generator, RandomState or None
     """
     rng = _rng(random_state)
     n, m, s = hessian.n_samples_, hessian.n_labeled_, hessian.n_centers_
-    t = max(1, math.ceil(s / 4)) if n_rows is None else int(n_rows)
+    t = max(1, math.ceil(s / 8)) if n_rows is None else int(n_rows)
     if t < 1:
         raise ValueError(f"n_rows must be positive, got {n_rows!r}")
+    t_J = max(4 * s, t) if n_labeled_rows is None else int(n_labeled_rows)
+    if t_J < 1:
+        raise ValueError(f"n_labeled_rows must be positive, got {n_labeled_rows!r}")
     L, _ = jittered_cholesky(_float(hessian.kernel_ss()))
     labeled = hessian.labeled_index_
-    G = hessian.ambient_lambda * np.eye(s)
+    G = np.zeros((s, s), order="F")
     if m:
-        rows, w = (labeled, 1.0) if m <= t else (rng.choice(labeled, t, replace=False), m / t)
+        rows, w = (labeled, 1.0) if m <= t_J else (rng.choice(labeled, t_J, replace=False), m / t_J)
         for sl in _chunks(len(rows), s, 1, hessian):
-            F = _features_t(hessian, L, rows[sl])
-            G += w * (F @ F.T)
+            _add_gram(G, _features_t(hessian, L, rows[sl]), w)
     if hessian.laplacian is not None:
         W, c = _edge_form(hessian.laplacian)
         R = np.arange(n) if t >= n else np.sort(rng.choice(n, t, replace=False))
         scale = hessian.intrinsic_lambda * n / R.size
         degree = W.nnz / max(n, 1) + 1
-        for sl in _chunks(R.size, s, degree, hessian):
+        for sl in _chunks(R.size, s, 2 * degree, hessian):
             Rb = R[sl]
-            W_R = W[Rb]
-            U = np.union1d(Rb, W_R.indices)
-            pos = np.searchsorted(U, Rb)
-            half = sp.coo_matrix(W_R[:, U])  # half-edges (r -> j), weight W_rj / 2 each way
-            Wt = sp.coo_matrix(
+            half = sp.coo_matrix(W[Rb])  # half-edges (r -> j), weight W_rj / 2 each
+            U = np.union1d(Rb, half.col)
+            pos_r = np.searchsorted(U, Rb)
+            F = _features_t(hessian, L, U)  # (s, |U|)
+            root = np.sqrt(half.data / 2)
+            n_edges = half.data.size
+            # Edge incidence rows: +√(w/2) at the sampled point, −√(w/2) at its neighbour.
+            incidence = sp.csr_matrix(
                 (
-                    np.concatenate([half.data, half.data]) / 2,
+                    np.concatenate([root, -root]),
                     (
-                        np.concatenate([pos[half.row], half.col]),
-                        np.concatenate([half.col, pos[half.row]]),
+                        np.tile(np.arange(n_edges), 2),
+                        np.concatenate([pos_r[half.row], np.searchsorted(U, half.col)]),
                     ),
                 ),
-                shape=(U.size, U.size),
-            ).tocsr()
-            diag = np.asarray(Wt.sum(axis=1)).ravel()
-            diag[pos] += c[Rb]
-            L_hat = sp.diags(diag) - Wt
-            F = _features_t(hessian, L, U)
-            G += scale * (F @ (L_hat @ F.T))
+                shape=(n_edges, U.size),
+            )
+            _add_gram(G, np.asarray((incidence @ F.T).T), scale)
+            _add_gram(G, F[:, pos_r] * np.sqrt(c[Rb]), scale)
+    G = np.triu(G) + np.triu(G, 1).T
+    G[np.diag_indices(s)] += hessian.ambient_lambda
     return FactoredPreconditioner(L, G)
 
 
 def _chunks(n_items, s, rows_per_item, hessian):
-    """Slices of items whose kernel rows and features (``2·s`` floats per row) fit the budget."""
+    """Slices of items whose kernel rows and features (``3·s`` floats per row) fit the budget."""
     per_item = int(math.ceil(rows_per_item)) * 3 * s * 8
     budget = max(hessian.memory_budget - 3 * s * s * 8, 1)
     size = block_rows(n_items, per_item, budget, what="sampled-Hessian preconditioner chunk")
