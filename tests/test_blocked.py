@@ -171,7 +171,7 @@ def test_blocks_into_out_equal_the_dense_kernel(kernel, sparse, dtype):
     A, B = A.astype(dtype), B.astype(dtype)
     out = np.full((80, 60), np.nan, dtype=dtype)
     budget = _one_row_budget(kernel, A, B) + 5_000
-    for rows, K_blk in kernel.blocks(A, B, memory_budget=budget, out=out):
+    for _rows, K_blk in kernel.blocks(A, B, memory_budget=budget, out=out):
         assert np.shares_memory(K_blk, out)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(out, kernel(A, B), rtol=tol, atol=tol)

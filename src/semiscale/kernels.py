@@ -226,10 +226,8 @@ def _sq_setup(pair: _Pair):
 
 def _sq_dist_block(pair: _Pair, rows: slice, plan, b_sq: np.ndarray, out=None) -> np.ndarray:
     A_blk = pair.rows(rows)
-    if out is None:
-        D = pair.dot(A_blk, plan)
-    else:  # dense operands only (see RBF._block_into)
-        D = np.matmul(A_blk, plan[1].T, out=out)
+    # out: dense operands only (see RBF._block_into)
+    D = pair.dot(A_blk, plan) if out is None else np.matmul(A_blk, plan[1].T, out=out)
     D *= -2.0
     D += _sq_norms(A_blk)[:, None]
     D += b_sq[None, :]
