@@ -372,12 +372,14 @@ class Kernel(BaseEstimator, metaclass=ABCMeta):
         A = _check_input(A, "A")
         return self._diag(A).astype(result_dtype(A), copy=False)
 
-    def blocks(self, A, B=None, memory_budget=None, *, out=None):
+    def blocks(self, A, B=None, memory_budget=None, *, out=None, max_rows=None):
         """Iterate over ``(rows, K[rows, :])`` with each block's temporaries within the budget.
 
         With ``out`` (a C-contiguous array of shape (len(A), len(B)) and the result dtype) every
         block is written into ``out[rows]`` and the yielded block is that view: kernels whose
         block formula can run in place (RBF on dense inputs) then skip one copy of the matrix.
+        ``max_rows`` caps the rows of a block below what the budget allows (streamed products
+        use it to keep blocks cache-sized).
 
         The rows per block come from :func:`semiscale._memory.block_rows` with the bytes one row
         needs (output row and distance/product temporaries), after the B-side precomputation
@@ -415,6 +417,8 @@ class Kernel(BaseEstimator, metaclass=ABCMeta):
                 f"operands); raise memory_budget to at least {per_row + fixed} bytes"
             )
         rows = block_rows(pair.A.shape[0], per_row, budget - fixed, what="kernel block")
+        if max_rows is not None:
+            rows = max(1, min(rows, int(max_rows)))
         if out is not None:
             shape = (pair.A.shape[0], pair.B.shape[0])
             if out.shape != shape or out.dtype != pair.dtype or not out.flags.c_contiguous:

@@ -16,7 +16,19 @@ import numpy as np
 from semiscale._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 from semiscale.kernels import _all_finite, result_dtype
 
-__all__ = ["kernel_matmul", "kernel_matrix", "kernel_rmatmul"]
+__all__ = ["STREAM_BLOCK_BYTES", "kernel_matmul", "kernel_matrix", "kernel_rmatmul"]
+
+#: Target size of one kernel block in the streamed products (``kernel_matmul``/``rmatmul``).
+#: The budget only bounds blocks from above: a block this small keeps the RBF block's
+#: elementwise passes (scale, add norms, exp) in cache.  Measured (2 cores, 1 BLAS thread,
+#: ``K(X, C) v`` for RBF): 171,540 × 3000, d = 3: 4.8 s with 1 GiB blocks, 2.27 s with 8 MiB;
+#: 22,793 × 2280, d = 123: 0.60 s vs 0.37 s.
+STREAM_BLOCK_BYTES = 8 << 20
+
+
+def _stream_rows(B, A, dtype) -> int:
+    n_b = _n_rows(A if B is None else B)
+    return max(1, STREAM_BLOCK_BYTES // max(n_b * dtype.itemsize, 1))
 
 
 def _n_rows(X) -> int:
@@ -85,7 +97,12 @@ def kernel_matmul(kernel, A, B, V, memory_budget=None) -> np.ndarray:
     """
     dtype = result_dtype(A, B)
     V2, ndim, reserved = _operand(V, _n_rows(A if B is None else B), "V", "B", dtype)
-    blocks = kernel.blocks(A, B, memory_budget=_remaining_budget(memory_budget, reserved))
+    blocks = kernel.blocks(
+        A,
+        B,
+        memory_budget=_remaining_budget(memory_budget, reserved),
+        max_rows=_stream_rows(B, A, dtype),
+    )
     out = np.empty((_n_rows(A), V2.shape[1]), dtype=dtype)
     for rows, K in blocks:
         np.matmul(K, V2, out=out[rows])
@@ -120,7 +137,12 @@ def kernel_rmatmul(kernel, A, B, U, memory_budget=None) -> np.ndarray:
     U2, ndim, copied = _operand(U, _n_rows(A), "U", "A", dtype)
     r = U2.shape[1]
     reserved = n_b * r * dtype.itemsize + copied
-    blocks = kernel.blocks(A, B, memory_budget=_remaining_budget(memory_budget, reserved))
+    blocks = kernel.blocks(
+        A,
+        B,
+        memory_budget=_remaining_budget(memory_budget, reserved),
+        max_rows=_stream_rows(B, A, dtype),
+    )
     out = np.zeros((n_b, r), dtype=dtype)
     buf = np.empty_like(out)
     for rows, K in blocks:

@@ -27,7 +27,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._memory import MemoryBudgetError, block_rows, format_bytes, parse_memory_budget, row_slices
 from .._validation import check_laplacian
-from .blocked import kernel_matmul, kernel_rmatmul
+from .blocked import STREAM_BLOCK_BYTES, kernel_matmul, kernel_rmatmul
 
 __all__ = ["FullLapRLSHessian", "NystromLapRLSHessian", "dense_nystrom_laprls_hessian"]
 
@@ -195,7 +195,11 @@ class NystromLapRLSHessian(LinearOperator):
             Xu, s = self._X_used(), self.n_centers_
             K = np.empty((Xu.shape[0], s), dtype=self.dtype)
             work = self.memory_budget - self._fixed - K.nbytes
-            for _, block in self.kernel.blocks(Xu, self.centers_, memory_budget=work, out=K):
+            max_rows = max(1, STREAM_BLOCK_BYTES // max(K.shape[1] * K.itemsize, 1))
+            blocks = self.kernel.blocks(
+                Xu, self.centers_, memory_budget=work, out=K, max_rows=max_rows
+            )
+            for _, block in blocks:
                 del block  # a view of K
             self._K_rows = K
         return self._K_rows
