@@ -197,3 +197,24 @@ _CLASSIFIER_XFAIL = {
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_preconditioner_options_reach_the_builder(problem):
+    X, y, L = problem
+    kw = dict(KW, n_centers=0.5, random_state=0)
+    # Every row sampled: P equals H up to jitter, so PCG needs one or two iterations.
+    full = NystromLapRLSRegressor(
+        **kw, preconditioner_options={"n_rows": X.shape[0], "n_labeled_rows": X.shape[0]}
+    ).fit(X, y, laplacian=L)
+    assert full.n_iter_ <= 2
+    small = NystromLapRLSRegressor(
+        **kw, preconditioner_options={"n_rows": 1, "n_labeled_rows": 1}
+    ).fit(X, y, laplacian=L)
+    assert small.n_iter_ > full.n_iter_
+    np.testing.assert_allclose(small.transduction_, full.transduction_, rtol=1e-4, atol=1e-4)
+    with pytest.raises(TypeError, match="preconditioner_options must be a dict"):
+        NystromLapRLSRegressor(**kw, preconditioner_options=[("n_rows", 3)]).fit(
+            X, y, laplacian=L
+        )
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        NystromLapRLSRegressor(**kw, preconditioner_options={"bogus": 1}).fit(X, y, laplacian=L)

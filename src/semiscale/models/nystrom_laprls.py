@@ -65,13 +65,21 @@ class _NystromLapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
             memory_budget=self.memory_budget,
         )
         z = hessian.rhs(problem.Y[labeled_index])
-        options = {}
+        if self.preconditioner_options is not None and not isinstance(
+            self.preconditioner_options, dict
+        ):
+            raise TypeError(
+                "preconditioner_options must be a dict of keyword arguments or None, got "
+                f"{type(self.preconditioner_options).__name__}"
+            )
+        options = dict(self.preconditioner_options or {})
         if self.solver == "pcg":
-            if self.preconditioner in _NEEDS_CENTER_GRAPH and problem.laplacian is not None:
+            needs_graph = self.preconditioner in _NEEDS_CENTER_GRAPH
+            if needs_graph and problem.laplacian is not None and "center_laplacian" not in options:
                 graph = clone(self.graph) if self.graph is not None else _default_graph()
                 options["center_laplacian"] = graph.fit(X[centers]).laplacian_
             elif self.preconditioner == "sampled-hessian":
-                options["random_state"] = rng.randint(2**31 - 1)
+                options.setdefault("random_state", rng.randint(2**31 - 1))
         alpha, n_iter, residuals, info = solve_hessian_system(
             hessian,
             z,
@@ -116,6 +124,11 @@ _PARAMS_DOC = """
     preconditioner : str or None, default="sampled-hessian"
         A name of :data:`semiscale.solvers.PRECONDITIONERS` ("sampled-hessian", "paper", "paper5",
         "paper6", "falkon", "jacobi") used when ``solver="pcg"``.
+    preconditioner_options : dict or None, default=None
+        Extra keyword arguments of the preconditioner's builder, e.g. ``{"n_rows": 500}`` or
+        ``{"n_labeled_rows": 2000}`` for ``"sampled-hessian"`` (see
+        :func:`semiscale.solvers.sampled_hessian_preconditioner`), ``{"variant": 6}`` for
+        ``"paper"``/``"falkon"``.
     tol : float, default=1e-6
         Relative residual ‖z − Hα‖/‖z‖ at which CG/PCG stops.
     max_iter : int, default=None
@@ -171,6 +184,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         center_selection="uniform",
         solver="pcg",
         preconditioner="sampled-hessian",
+        preconditioner_options=None,
         tol=1e-6,
         max_iter=None,
         memory_budget=None,
@@ -185,6 +199,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         self.center_selection = center_selection
         self.solver = solver
         self.preconditioner = preconditioner
+        self.preconditioner_options = preconditioner_options
         self.tol = tol
         self.max_iter = max_iter
         self.memory_budget = memory_budget
@@ -216,6 +231,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         center_selection="uniform",
         solver="pcg",
         preconditioner="sampled-hessian",
+        preconditioner_options=None,
         tol=1e-6,
         max_iter=None,
         memory_budget=None,
@@ -231,6 +247,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         self.center_selection = center_selection
         self.solver = solver
         self.preconditioner = preconditioner
+        self.preconditioner_options = preconditioner_options
         self.tol = tol
         self.max_iter = max_iter
         self.memory_budget = memory_budget
