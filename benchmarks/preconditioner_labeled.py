@@ -107,9 +107,6 @@ def main(names):
     ]
     for i in range(0, len(rows), 2):
         a, b = rows[i], rows[i + 1]
-        cell = lambda r: (
-            f"{r['iterations']}{'' if r['converged'] else '*'} / {r['fit_cpu_seconds']}"
-        )  # noqa: E731
         lines.append(
             f"| {a['dataset']} | {a['n']} | {a['s']} | {a['m']} | {a['t']} ({a['t_fraction']}) "
             f"| {_cell(a)} | {_cell(b)} |"
