@@ -26,9 +26,10 @@ costs four ``s × s`` triangular solves and never squares the condition number o
 **Names.**  ``"paper5"``/``"paper6"``: paper 000's eq. (5)/(6), formed explicitly and factorized
 (jittered Cholesky, LU if not PSD); ``"paper"`` picks (5) when ``m ≤ √n``, else (6);
 ``"falkon"``: the same ``P`` in the factored form above (``variant="auto"|5|6``);
-``"sampled-hessian"``: ``Ĝ`` estimated from the real graph on a row sample — the fewest iterations
-measured (a9a/usps, 5000 points, 10 % labeled, 10 % centers: 3–11 iterations to 1e-6 against
-12–62 for ``"paper"`` and 725–1700 for ``"jacobi"`` or none); ``"jacobi"``: ``diag(H)``.
+``"sampled-hessian"`` (the default): ``Ĝ`` with the exact labeled term and the graph term
+estimated on a row sample of the real graph — compared with ``"paper"`` on every dataset of
+paper 000's Table 3 in ``benchmarks/results/nystrom_table3.md`` (columns "Nyström-PCG" and
+"Nyström-PCG (paper P)"); ``"jacobi"``: ``diag(H)``.
 """
 
 from __future__ import annotations
@@ -270,24 +271,26 @@ def sampled_hessian_preconditioner(hessian, *, n_rows=None, n_labeled_rows=None,
 
     Why the labeled term is exact by default: the labeled block ``Φ_mᵀΦ_m`` dominates ``H`` for
     the paper's ``m = s = 0.1 n``, and a rank-``t`` subsample of it (``t < s``) leaves most of
-    ``H``'s large eigenvalues unmatched.  Measured with ``t = s/4`` Laplacian rows, repeat 0 of
-    ``semiscale bench nystrom``'s protocol (CV-chosen parameters, relative residual 1e-6;
-    ``/tmp`` sweep recorded in ``docs/architecture.md``): sampling ``t`` labeled rows needed
-    10–33 iterations on madelon, space_ga, abalone, phishing and ijcnn1, the exact labeled term
-    3–4.  The Laplacian term tolerates a much smaller sample.
+    ``H``'s large eigenvalues unmatched.  Measured by ``benchmarks/preconditioner_labeled.py``
+    (``benchmarks/results/preconditioner_labeled.md``: repeat 0 of ``semiscale bench nystrom``'s
+    protocol, CV-chosen parameters, relative residual 1e-6), with ``t = s/4`` Laplacian rows:
+    sampling the labeled term to ``t`` rows needed 10–33 iterations on madelon, space_ga,
+    abalone, phishing and ijcnn1, the exact labeled term 3–4.  The Laplacian term tolerates a
+    much smaller sample (``t = s/16``…``s/4``: 3–10 iterations with the exact labeled term on
+    every dataset of that table).
 
     Parameters
     ----------
     hessian : NystromLapRLSHessian
     n_rows : int, optional
-        Laplacian sample size ``t``; default ``⌈s/8⌉``.  Measured: see
-        ``benchmarks/preconditioner_sample.py`` and ``docs/architecture.md``.
+        Laplacian sample size ``t``; default ``⌈s/8⌉`` (``benchmarks/results/
+        preconditioner_labeled.md``: with the exact labeled term, s/8 needed 3–8 iterations,
+        s/4 3–7 at up to 42 % more CPU time, s/16 3–10).
     n_labeled_rows : int, optional
         Labeled rows kept; default ``max(4s, ⌈n/4⌉)``: all of them whenever ``m ≤ n/4`` (the
-        usual semi-supervised case), a uniform sample beyond.  The labeled term decides the
-        first iterations: on a 21,000-point subsample of skin_nonskin (m = 2100, s = 440,
-        ``/tmp`` experiment, see the issue notes) sampling 1760 of the 2100 labeled rows left the
-        first PCG step at relative residual 1.0, the exact term took it to 2e-3.
+        usual semi-supervised case), a uniform sample beyond (``benchmarks/
+        skin_convergence.py`` shows what a labeled subsample costs when the labeled term is
+        large).
     random_state : int, Generator, RandomState or None
     """
     rng = _rng(random_state)

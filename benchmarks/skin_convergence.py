@@ -1,0 +1,101 @@
+"""Why Nyström-PCG struggles on skin_nonskin: PCG residual histories on a subsample.
+
+Usage:
+
+    OPENBLAS_NUM_THREADS=2 SEMISCALE_DATA=/work/shared/datasets \\
+        python benchmarks/skin_convergence.py [n_rows] [n_centers]
+
+Setting: ``n_rows`` (default 30000) random rows of skin_nonskin, then repeat 0 of ``semiscale
+bench nystrom``'s protocol (70/30 split, svm-scale, 10 % labeled, 8-NN heat graph) with the
+CV-chosen parameters stored in ``benchmarks/results/nystrom_table2.json``; ``n_centers``
+(default 500) uniform centers.  For the labeled term exact (all m rows) and subsampled to 4s
+rows, and Laplacian samples t ∈ {s/8, s/2, 2s, 16s, n}, it runs PCG to relative residual 1e-6
+(cap 40) and prints the residual history and test RMSE.  Writes
+``benchmarks/results/skin_convergence.{jsonl,md}``.
+"""
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from semiscale.bench._nystrom_protocol import Protocol, load_data, make_graph, prepare_split, rmse
+from semiscale.kernels import RBF
+from semiscale.linalg import NystromLapRLSHessian, select_centers
+from semiscale.scaling import solver_lambdas
+from semiscale.solvers import cg, make_preconditioner
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def main(n_rows=30000, s=500):
+    warnings.simplefilter("ignore")
+    stored = {
+        d["paper_name"]: d
+        for d in json.loads((RESULTS / "nystrom_table2.json").read_text())["datasets"]
+    }["skin_nonskin"]["params"]["laprls"]
+    protocol = Protocol()
+    X, y = load_data("skin_nonskin", protocol)
+    keep = np.sort(np.random.default_rng(0).choice(len(y), n_rows, replace=False))
+    split = prepare_split(X[keep], y[keep], 0, protocol)
+    X_train, n = split.X_train, split.n_train
+    graph = make_graph(protocol, 0).fit(X_train)
+    labeled = np.flatnonzero(np.isfinite(split.y_observed))
+    m = labeled.size
+    lam_a, lam_i = solver_lambdas(stored["ambient_reg"], stored["intrinsic_reg"], m, graph.trace_)
+    kernel = RBF(stored["gamma"])
+    centers = select_centers(X_train, s, random_state=0)
+    H = NystromLapRLSHessian(kernel, X_train, centers, labeled, graph.laplacian_, lam_a, lam_i)
+    z = H.rhs(split.y_observed[labeled])
+    K_test = kernel(split.X_test, X_train[centers])
+    rows = []
+    for labeled_rows in (m, 4 * s):
+        for t in (s // 8, s // 2, 2 * s, 16 * s, n):
+            P = make_preconditioner(
+                "sampled-hessian", H, n_rows=t, n_labeled_rows=labeled_rows, random_state=0
+            )
+            result = cg(H, z, preconditioner=P, tol=1e-6, max_iter=40)
+            history = np.max(result.residuals, axis=1)
+            row = dict(
+                n=n,
+                s=s,
+                m=m,
+                labeled_rows=int(min(labeled_rows, m)),
+                t=int(min(t, n)),
+                iterations=int(result.n_iter),
+                converged=bool(result.converged),
+                residuals=[float(f"{v:.2g}") for v in history],
+                test_rmse=round(rmse(K_test @ result.x, split.y_test), 6),
+            )
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    with open(RESULTS / "skin_convergence.jsonl", "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    lines = [
+        "# skin_nonskin subsample: PCG residual histories of the sampled-Hessian preconditioner",
+        "",
+        "Command: `OPENBLAS_NUM_THREADS=2 SEMISCALE_DATA=/work/shared/datasets "
+        f"python benchmarks/skin_convergence.py {n_rows} {s}`",
+        "",
+        f"n = {n} training points, m = {m} labeled, s = {s} centers, CV-chosen parameters of "
+        "skin_nonskin; PCG to 1e-6, cap 40.",
+        "",
+        "| labeled rows | t | iterations | residuals (first 8) | final residual | test RMSE |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        first = " ".join(f"{v:.0e}" for v in r["residuals"][:8])
+        star = "" if r["converged"] else "*"
+        lines.append(
+            f"| {r['labeled_rows']} | {r['t']} | {r['iterations']}{star} | {first} | "
+            f"{r['residuals'][-1]:.1e} | {r['test_rmse']} |"
+        )
+    lines += ["", "`*` = not converged within 40 iterations."]
+    (RESULTS / "skin_convergence.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:]))
