@@ -40,9 +40,9 @@ class Protocol:
     graph_bandwidth: float = math.sqrt(2.0)
     cv_folds: int = 3
     cv_max_samples: int = 4000
-    gamma_factors: tuple = (4.0, 1.0, 0.25)
+    gamma_factors: tuple = (16.0, 4.0, 1.0, 0.25, 0.0625)
     ambient_grid: tuple = (1e-6, 1e-4, 1e-2)
-    intrinsic_grid: tuple = (0.1, 1.0, 10.0, 100.0)
+    intrinsic_grid: tuple = (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0)
     cg_max_iter: int = 300
     exact_max_n: int = 16000  # exact LapRLS only up to this n_train
     exact_all_repeats_max_n: int = 8000  # LapRLS-direct on every repeat up to here

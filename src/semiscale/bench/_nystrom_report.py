@@ -47,6 +47,13 @@ def _machine_line(machine):
     )
 
 
+def _factor(value):
+    """16 -> "16", 0.25 -> "1/4" (grid factors as written in the protocol)."""
+    if value >= 1:
+        return f"{value:g}"
+    return f"1/{1 / value:g}"
+
+
 PROTOCOL_MD = """\
 Protocol (details and reasons in the docstring of `semiscale.bench.nystrom`):
 
@@ -57,8 +64,8 @@ Protocol (details and reasons in the docstring of `semiscale.bench.nystrom`):
 - Graph: 8-NN, heat weights exp(-d²/4) (`KNNGraph(8, "heat", bandwidth=sqrt(2))`), built once per
   repeat on the training split and passed to every method; its time is not in the fit times.
 - Hyper-parameters by 3-fold CV on the labeled points of a ≤ {cv_max} point subsample of repeat 0's
-  training split (never the test split): gamma = gamma_median × {{4, 1, 1/4}}, ambient_reg ∈
-  {{1e-6, 1e-4, 1e-2}}, intrinsic_reg ∈ {{0.1, 1, 10, 100}}; LapRLS parameters chosen with
+  training split (never the test split): gamma = gamma_median × {{{gammas}}}, ambient_reg ∈
+  {{{ambients}}}, intrinsic_reg ∈ {{{intrinsics}}}; LapRLS parameters chosen with
   Nyström-PCG, RLS parameters with RLS; every LapRLS variant uses the same parameters.
 - Methods: RLS-CG, LapRLS-CG (max 300 it.), LapRLS-PCG, Nyström-CG (max 300 it.), Nyström-PCG
   (default "sampled-hessian" preconditioner) as in the paper, plus LapRLS-direct (the exact
@@ -70,7 +77,7 @@ Protocol (details and reasons in the docstring of `semiscale.bench.nystrom`):
   s = n sampled-Hessian preconditioner factors dense n × n matrices); Nyström-CG on repeat 0 only
   above n_train {nys_cg}, not run on cod-rna, connect-4, skin_nonskin; Nyström-PCG capped at
   {pcg_cap} iterations; "paper P" on repeat 0 only, not on skin_nonskin; repeats reduced to
-  {reduced}; CV subsample ≤ {cv_max} points (not 8,000: 108 O(n s²) Nyström-PCG fits per
+  {reduced}; CV subsample ≤ {cv_max} points (not 8,000: {cv_fits} O(n s²) Nyström-PCG fits per
   dataset). `[r=k]` marks a cell averaged over k repeats only.
 - Not available: w7a, YearPrediction (paper numbers only). ijcnn1 = our `ijcnn1_val` (14,990 rows,
   the paper used 49,990); connect-4 has 67,557 rows here (paper 67,757). The paper's abalone RMSE
@@ -85,6 +92,13 @@ def protocol_md(header):
         repeats=p["repeats"],
         big=reduced,
         cv_max=p["cv_max_samples"],
+        cv_fits=p["cv_folds"]
+        * len(p["gamma_factors"])
+        * len(p["ambient_grid"])
+        * len(p["intrinsic_grid"]),
+        gammas=", ".join(_factor(g) for g in p["gamma_factors"]),
+        ambients=", ".join(f"{a:g}" for a in p["ambient_grid"]),
+        intrinsics=", ".join(f"{i:g}" for i in p["intrinsic_grid"]),
         exact_max=p["exact_max_n"],
         exact_all=p["exact_all_repeats_max_n"],
         exact_cg=p["exact_cg_max_n"],
