@@ -28,7 +28,8 @@ Protocol (every deviation from the paper is listed here and at the top of each .
   training points of a random subsample of at most 4,000 training points (its own graph, built
   once; 4,000 rather than 8,000 because each of the 270 Nyström-PCG fits of the grid costs
   O(n s²) with the default preconditioner); held-out labeled points become unlabeled in the
-  fit (they stay in the graph) and are scored by the RMSE of the transductive prediction.  Grid: gamma = gamma_median x
+  fit (they stay in the graph) and are scored by the RMSE of the transductive prediction.
+  Grid: gamma = gamma_median x
   {16, 4, 1, 1/4, 1/16} (sigma x {1/4, 1/2, 1, 2, 4}; gamma_median from
   ``RBF("median").resolve(X_sub, random_state=0)``), ambient_reg in {1e-6, 1e-4, 1e-2},
   intrinsic_reg in {1e-3, 1e-2, 0.1, 1, 10, 100} (the small values let CV pick an almost
