@@ -55,7 +55,7 @@ class Protocol:
         default_factory=lambda: {
             "cod-rna": "~0.55 s per iteration: 300 iterations = 2.8 min per fit",
             "connect-4": "~0.45 s per iteration: 300 iterations = 2.3 min per fit",
-            "skin_nonskin": "uncached K_ns, ~10 s per iteration: 300 iterations = 50 min per fit",
+            "skin_nonskin": "uncached K_ns, ~4.5 s per iteration: 300 iterations = 23 min per fit",
         }
     )
     #: Datasets that run fewer repeats for time (their Nyström-PCG fits cost minutes).
@@ -64,7 +64,7 @@ class Protocol:
     )
     paper_p_skip: dict = field(
         default_factory=lambda: {
-            "skin_nonskin": "uncached K_ns, ~10 s per iteration, ~200 iterations at 35k points"
+            "skin_nonskin": "uncached K_ns, ~4.5 s per iteration, ~200 iterations at 35k points"
         }
     )
     center_override: dict = field(default_factory=lambda: {"skin_nonskin": 3000})
