@@ -20,9 +20,8 @@ __all__ = ["STREAM_BLOCK_BYTES", "kernel_matmul", "kernel_matrix", "kernel_rmatm
 
 #: Target size of one kernel block in the streamed products (``kernel_matmul``/``rmatmul``).
 #: The budget only bounds blocks from above: a block this small keeps the RBF block's
-#: elementwise passes (scale, add norms, exp) in cache.  Measured (2 cores, 1 BLAS thread,
-#: ``K(X, C) v`` for RBF): 171,540 × 3000, d = 3: 4.8 s with 1 GiB blocks, 2.27 s with 8 MiB;
-#: 22,793 × 2280, d = 123: 0.60 s vs 0.37 s.
+#: elementwise passes (scale, add norms, exp) in cache: ``benchmarks/block_size.py`` measures
+#: the product against the cap (``benchmarks/results/block_size.md``).
 STREAM_BLOCK_BYTES = 8 << 20
 
 
