@@ -189,6 +189,23 @@ def test_full_operator_equals_exact_laprls():
     np.testing.assert_allclose(H.kns_matmul(res.x), f_exact, atol=1e-8 * np.abs(f_exact).max())
 
 
+def test_full_operator_stores_one_symmetric_kernel_matrix():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(300, 4))
+    H = FullLapRLSHessian(RBF(gamma=0.7), X, np.arange(30), heat_laplacian(X), 0.1, 0.05)
+    V = rng.normal(size=(300, 2))
+    HV = H @ V
+    K = H.kernel_ss()
+    assert H.cached_ and H._K_rows is None and H._cache() is K  # K_ns is K_ss: one n x n array
+    np.testing.assert_array_equal(K, K.T)
+    np.testing.assert_array_equal(np.diag(K), 1.0)
+    np.testing.assert_allclose(K, RBF(gamma=0.7)(X), rtol=1e-13, atol=1e-15)
+    dense = dense_nystrom_laprls_hessian(
+        RBF(gamma=0.7), X, np.arange(300), np.arange(30), heat_laplacian(X), 0.1, 0.05
+    )
+    np.testing.assert_allclose(HV, dense @ V, rtol=1e-11, atol=1e-11 * np.abs(dense @ V).max())
+
+
 def test_duplicate_centers_still_solve():
     X, _, labeled, L = problem(seed=6)
     centers = np.r_[np.arange(20), np.arange(5)]  # K_ss exactly singular

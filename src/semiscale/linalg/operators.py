@@ -315,7 +315,43 @@ class FullLapRLSHessian(NystromLapRLSHessian):
 
     ``H = K (J K + λ_A I + λ_I L K)`` and ``z = K J y``; ``f = K α`` solves paper 000 eq. (3).
     Same parameters as :class:`NystromLapRLSHessian` without ``centers``.
+
+    Here ``K_ns = K_ss = K``: with a graph term one ``n × n`` array serves as both (computed with
+    exact unit self-similarities and made exactly symmetric), so caching ``K_ns`` costs nothing
+    beyond ``K_ss``.
     """
+
+    def _decide_cache(self, cache):
+        if self._rows is None and cache is not False:
+            return True  # K_ns is K_ss, which must fit anyway
+        return super()._decide_cache(cache)
+
+    def _cache(self):
+        if self._rows is not None:
+            return super()._cache()
+        return self.kernel_ss()
+
+    def kernel_ss(self):
+        """``K(X, X)``, exactly symmetric (computed once)."""
+        if self._K_ss is None:
+            n = self.n_samples_
+            K = np.empty((n, n), dtype=self.dtype)
+            # Blocks are capped at STREAM_BLOCK_BYTES, so their temporaries stay small whatever
+            # is left of the budget after K itself.
+            max_rows = max(1, STREAM_BLOCK_BYTES // max(n * K.itemsize, 1))
+            for _, block in self.kernel.blocks(self.X, None, out=K, max_rows=max_rows):
+                del block  # a view of K
+            # BLAS may round K[i, j] and K[j, i] differently: average the two triangles in
+            # row blocks (temporaries of one block) so that CG sees a symmetric operator.
+            for start in range(0, n, max_rows):
+                rows = slice(start, min(start + max_rows, n))
+                mean = (K[rows, :start] + K[:start, rows].T) / 2
+                K[rows, :start] = mean
+                K[:start, rows] = mean.T
+                diag = K[rows, rows]
+                diag[...] = (diag + diag.T) / 2
+            self._K_ss = K
+        return self._K_ss
 
     def __init__(
         self,
