@@ -9,6 +9,10 @@ Setting: ``n`` random rows scaled by max |x|, 10 % labeled, s = 0.1 n uniform ce
 t ∈ {s/8, s/4, s/2, s, 2s}, the PCG iterations and the CPU seconds spent building the
 preconditioner and iterating; appends a row per setting to
 ``benchmarks/results/preconditioner_sample.jsonl``.
+
+The rows already in that file were measured when the builder subsampled the labeled term to the
+same t rows; it now keeps every labeled row by default (``benchmarks/preconditioner_labeled.py``
+compares the two), so new rows are not comparable with the old ones.
 """
 
 import json
