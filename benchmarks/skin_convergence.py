@@ -7,7 +7,7 @@ Usage:
 
 Setting: ``n_rows`` (default 30000) random rows of skin_nonskin, then repeat 0 of ``semiscale
 bench nystrom``'s protocol (70/30 split, svm-scale, 10 % labeled, 8-NN heat graph) with the
-CV-chosen parameters stored in ``benchmarks/results/nystrom_table2.json``; ``n_centers``
+parameters in ``PARAMS``; ``n_centers``
 (default 500) uniform centers.  For the labeled term exact (all m rows) and subsampled to 4s
 rows, and Laplacian samples t ∈ {s/8, s/2, 2s, 16s, n}, it runs PCG to relative residual 1e-6
 (cap 40) and prints the residual history and test RMSE.  Writes
@@ -28,14 +28,15 @@ from semiscale.scaling import solver_lambdas
 from semiscale.solvers import cg, make_preconditioner
 
 RESULTS = Path(__file__).parent / "results"
+#: skin_nonskin's parameters from the first full ``semiscale bench nystrom`` run's CV
+#: (2026-11-21; the wider grid of later runs chose intrinsic_reg = 1, where PCG needs 2
+#: iterations), pinned so that reruns measure the same hard problem.
+PARAMS = {"gamma": 1.8888340207982337, "ambient_reg": 1e-06, "intrinsic_reg": 10.0}
 
 
 def main(n_rows=30000, s=500):
     warnings.simplefilter("ignore")
-    stored = {
-        d["paper_name"]: d
-        for d in json.loads((RESULTS / "nystrom_table2.json").read_text())["datasets"]
-    }["skin_nonskin"]["params"]["laprls"]
+    stored = PARAMS
     protocol = Protocol()
     X, y = load_data("skin_nonskin", protocol)
     keep = np.sort(np.random.default_rng(0).choice(len(y), n_rows, replace=False))
@@ -79,8 +80,8 @@ def main(n_rows=30000, s=500):
         "Command: `OPENBLAS_NUM_THREADS=2 SEMISCALE_DATA=/work/shared/datasets "
         f"python benchmarks/skin_convergence.py {n_rows} {s}`",
         "",
-        f"n = {n} training points, m = {m} labeled, s = {s} centers, CV-chosen parameters of "
-        "skin_nonskin; PCG to 1e-6, cap 40.",
+        f"n = {n} training points, m = {m} labeled, s = {s} centers, parameters {PARAMS} "
+        "(pinned in the script); PCG to 1e-6, cap 40.",
         "",
         "| labeled rows | t | iterations | residuals (first 8) | final residual | test RMSE |",
         "|---|---|---|---|---|---|",
