@@ -285,7 +285,7 @@ def sampled_hessian_preconditioner(hessian, *, n_rows=None, n_labeled_rows=None,
     n_rows : int, optional
         Laplacian sample size ``t``; default ``⌈s/8⌉`` (``benchmarks/results/
         preconditioner_labeled.md``: with the exact labeled term, s/8 needed 3–8 iterations,
-        s/4 3–7 at up to 42 % more CPU time, s/16 3–10).
+        s/4 3–7 at up to 32 % more CPU time, s/16 3–10).
     n_labeled_rows : int, optional
         Labeled rows kept; default ``max(4s, ⌈n/4⌉)``: all of them whenever ``m ≤ n/4`` (the
         usual semi-supervised case), a uniform sample beyond (``benchmarks/
