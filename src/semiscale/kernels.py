@@ -498,18 +498,34 @@ class RBF(_GammaKernel):
         self.gamma = gamma
 
     def _fixed_bytes(self, pair):
-        return pair.dot_fixed_bytes() + _UFUNC_BUFFER_BYTES
+        scaled = 0 if sp.issparse(pair.B) else pair.B.shape[0] * pair.n_features * pair.it
+        return pair.dot_fixed_bytes() + _UFUNC_BUFFER_BYTES + scaled
 
     def _setup(self, pair):
-        return _sq_setup(pair)
+        plan, b_sq = _sq_setup(pair)
+        if plan[0] != "dd":
+            return plan, b_sq, None
+        # Dense operands: fold γ into B once, so that a block is
+        # exp(min(2γ a·b − γ‖a‖² − γ‖b‖², 0)): one product and four elementwise passes.
+        return plan, b_sq, (plan[1] * (2.0 * self.gamma), self.gamma * b_sq)
 
     def _block(self, pair, rows, state, out=None):
-        K = _sq_dist_block(pair, rows, *state, out=out)
-        K *= -self.gamma
+        plan, b_sq, scaled = state
+        if scaled is None:
+            K = _sq_dist_block(pair, rows, plan, b_sq, out=out)
+            K *= -self.gamma
+            return np.exp(K, out=K)
+        B2, gamma_b_sq = scaled
+        A_blk = pair.rows(rows)
+        K = A_blk @ B2.T if out is None else np.matmul(A_blk, B2.T, out=out)
+        K -= (self.gamma * _sq_norms(A_blk))[:, None]
+        K -= gamma_b_sq[None, :]
+        np.minimum(K, 0.0, out=K)
+        pair.zero_diagonal(K, rows)
         return np.exp(K, out=K)
 
     def _block_into(self, pair, rows, state, out):
-        if state[0][0] != "dd":  # sparse operands: their products allocate anyway
+        if state[2] is None:  # sparse operands: their products allocate anyway
             return None
         return self._block(pair, rows, state, out)
 

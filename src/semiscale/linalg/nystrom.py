@@ -245,8 +245,13 @@ def jittered_cholesky(K_ss, *, initial_jitter=1e-12, max_tries=12, growth=10.0):
     tiny = s * np.finfo(K_ss.dtype).eps * mean_diag
     jitter = 0.0
     for t in range(max_tries + 1):
+        # One Fortran-ordered working copy per attempt, factored in place by LAPACK (no identity
+        # matrix, no second copy inside scipy).
+        work = np.array(K_ss, order="F")
+        if jitter:
+            work.flat[:: s + 1] += jitter
         try:
-            L = sla.cholesky(K_ss + jitter * np.eye(s, dtype=K_ss.dtype), lower=True)
+            L = sla.cholesky(work, lower=True, overwrite_a=True, check_finite=False)
         except np.linalg.LinAlgError:
             L = None
         if L is not None and np.min(np.diag(L)) ** 2 > tiny:

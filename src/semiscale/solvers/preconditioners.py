@@ -92,10 +92,10 @@ class FactoredPreconditioner:
     ``apply(V) = T⁻¹ A⁻¹ A⁻ᵀ T⁻ᵀ V`` with ``Ĝ + jitter_·I = AᵀA``.
     """
 
-    def __init__(self, L, G):
+    def __init__(self, L, G, *, symmetric=False):
         self.L = L
         G = np.asarray(G, dtype=np.float64)
-        self.G = (G + G.T) / 2
+        self.G = G if symmetric else (G + G.T) / 2  # symmetric=True: G is exactly symmetric
         self._A, self.jitter_ = jittered_cholesky(self.G)
 
     def apply(self, V):
@@ -333,9 +333,10 @@ def sampled_hessian_preconditioner(hessian, *, n_rows=None, n_labeled_rows=None,
             )
             _add_gram(G, np.asarray((incidence @ F.T).T), hessian.intrinsic_lambda)
             _add_gram(G, F[:, pos_r] * np.sqrt(c[Rb] * wb), hessian.intrinsic_lambda)
-    G = np.triu(G) + np.triu(G, 1).T
-    G[np.diag_indices(s)] += hessian.ambient_lambda
-    return FactoredPreconditioner(L, G)
+    G = np.triu(G)
+    G += np.triu(G, 1).T  # mirror the upper triangle that syrk filled
+    G.flat[:: s + 1] += hessian.ambient_lambda
+    return FactoredPreconditioner(L, G, symmetric=True)
 
 
 def _laplacian_rows(n, t, rng):
