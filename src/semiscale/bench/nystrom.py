@@ -290,13 +290,36 @@ def run_speedup(protocol, params=None, data_home=None):
         "graph_seconds": mg.seconds,
         "machine": machine_info(),
     }
-    for meth in ("LapRLS-direct", "Nyström-PCG"):
-        est = build_estimator(meth, params, name=name, n_train=n, s=s, seed=0, protocol=protocol)
-        out[meth] = fit_and_score(est, sub, graph.laplacian_)
-        log(f"speed-up: {meth} {out[meth]['fit_seconds']:.2f} s, rmse {out[meth]['rmse']:.4f}")
-    out["speedup"] = out["LapRLS-direct"]["fit_seconds"] / out["Nyström-PCG"]["fit_seconds"]
+    from threadpoolctl import threadpool_limits
+
+    # The ratio depends on the BLAS threads: LapRLS-direct is one large LU that uses every core,
+    # Nyström-PCG mixes BLAS-3 with memory-bound and Python work.  Both settings are measured.
+    out["runs"] = {}
+    for label, limit in (("all BLAS threads", None), ("1 BLAS thread", 1)):
+        run = {}
+        with threadpool_limits(limits=limit, user_api="blas"):
+            for meth in ("LapRLS-direct", "Nyström-PCG"):
+                fits = 1 if meth == "LapRLS-direct" else 3  # median of 3 for the fast one
+                records = []
+                for _ in range(fits):
+                    est = build_estimator(
+                        meth, params, name=name, n_train=n, s=s, seed=0, protocol=protocol
+                    )
+                    records.append(fit_and_score(est, sub, graph.laplacian_))
+                record = dict(records[0])
+                record["fit_seconds_all"] = [r["fit_seconds"] for r in records]
+                record["fit_seconds"] = float(np.median(record["fit_seconds_all"]))
+                run[meth] = record
+                log(
+                    f"speed-up ({label}): {meth} {record['fit_seconds']:.2f} s, "
+                    f"rmse {record['rmse']:.4f}"
+                )
+        run["speedup"] = run["LapRLS-direct"]["fit_seconds"] / run["Nyström-PCG"]["fit_seconds"]
+        run["pass"] = bool(run["speedup"] >= 50)
+        out["runs"][label] = run
+    default = out["runs"]["all BLAS threads"]
+    out.update({k: default[k] for k in ("LapRLS-direct", "Nyström-PCG", "speedup", "pass")})
     out["target"] = ">= 50x"
-    out["pass"] = bool(out["speedup"] >= 50)
     return out
 
 
