@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from semiscale._memory import MemoryBudgetError
 from semiscale.kernels import RBF
@@ -108,10 +109,29 @@ def test_kernel_aware_centers_find_the_far_clusters(method):
 @pytest.mark.parametrize("method", sorted(CENTER_METHODS))
 def test_select_centers_with_duplicate_points(method):
     X = np.repeat(np.random.default_rng(2).normal(size=(5, 2)), 6, axis=0)  # 5 distinct points
-    S = select_centers(X, 12, method, random_state=0, kernel=RBF(gamma=1.0))
-    assert np.unique(S).size == 12
-    if method != "uniform":  # the 5 distinct points are covered before any duplicate
-        assert np.unique(X[S[:5]], axis=0).shape[0] == 5
+    with pytest.warns(UserWarning, match="only 5 distinct rows"):
+        S = select_centers(X, 12, method, random_state=0, kernel=RBF(gamma=1.0))
+    assert S.size == 5 and np.unique(X[S], axis=0).shape[0] == 5
+
+
+@pytest.mark.parametrize("method", sorted(CENTER_METHODS))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_select_centers_returns_distinct_points(method, sparse):
+    # Integer-valued data with many repeated rows (like skin_nonskin): a uniform sample of 60
+    # rows almost surely repeats some; the centers must still be 60 distinct points.
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 6, size=(2000, 3)).astype(float)  # 216 distinct rows
+    labeled = np.flatnonzero(rng.random(2000) < 0.02)
+    Xin = sp.csr_matrix(X) if sparse else X
+    for lab in (None, labeled):
+        S = select_centers(Xin, 60, method, random_state=0, kernel=RBF(gamma=1.0), labeled=lab)
+        assert S.size == 60 and np.unique(S).size == 60
+        assert np.unique(X[S], axis=0).shape[0] == 60
+    # Duplicate-free data keep the plain uniform draw (same seed, same centers as before).
+    Y = rng.normal(size=(500, 3))
+    if method == "uniform" and not sparse:
+        expected = np.random.default_rng(5).choice(500, size=40, replace=False)
+        np.testing.assert_array_equal(select_centers(Y, 40, random_state=5), expected)
 
 
 def test_select_centers_sparse_input():

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 
 from .._memory import block_rows
 
@@ -82,6 +84,57 @@ def _rng(random_state):
 
 def _uniform(X, n_centers, rng, kernel, candidates, memory_budget):
     return rng.choice(candidates, size=n_centers, replace=False)
+
+
+def _row_keys(X, index):
+    """An exact, hashable key per row of ``X[index]`` (dense or sparse): equal rows, equal keys."""
+    rows = X[index]
+    if sp.issparse(rows):
+        rows = sp.csr_matrix(rows, copy=True)
+        rows.sum_duplicates()
+        rows.eliminate_zeros()
+        rows.sort_indices()
+        bounds = zip(rows.indptr[:-1], rows.indptr[1:])
+        return [(rows.indices[a:b].tobytes(), rows.data[a:b].tobytes()) for a, b in bounds]
+    rows = np.ascontiguousarray(rows)
+    return [row.tobytes() for row in rows]
+
+
+def _distinct_rows(X, centers, n_centers, rng, mask):
+    """``centers`` without repeated points, topped up uniformly from ``mask`` to ``n_centers``.
+
+    Two equal centers make ``K_ss`` exactly singular and ``H`` singular along their difference;
+    on data with many repeated rows (skin_nonskin: integer RGB values) uniform sampling draws
+    such pairs and CG on the singular system can break down.  The first occurrence is kept.
+    """
+    keys, kept = set(), []
+    for i, key in zip(centers, _row_keys(X, centers)):
+        if key not in keys:
+            keys.add(key)
+            kept.append(i)
+    if len(kept) == len(centers):
+        return centers
+    mask = mask.copy()
+    mask[centers] = False
+    order = rng.permutation(np.flatnonzero(mask))
+    pos = 0
+    while len(kept) < n_centers and pos < order.size:
+        batch = order[pos : pos + max(2 * (n_centers - len(kept)), 64)]
+        pos += batch.size
+        for i, key in zip(batch, _row_keys(X, batch)):
+            if key not in keys:
+                keys.add(key)
+                kept.append(i)
+                if len(kept) == n_centers:
+                    break
+    if len(kept) < n_centers:
+        warnings.warn(
+            f"X has only {len(kept)} distinct rows among the candidates: using {len(kept)} "
+            f"Nyström centers instead of {n_centers}",
+            UserWarning,
+            stacklevel=3,
+        )
+    return np.asarray(kept, dtype=np.intp)
 
 
 def _sample(weights, rng, taken):
@@ -168,7 +221,9 @@ def select_centers(
     Returns
     -------
     ndarray of int, shape (n_centers,)
-        Distinct row indices into ``X``, in order of selection.
+        Indices of distinct *points* of ``X`` (no two centers are equal rows: a repeated row
+        would make ``K_ss`` singular; repeats are replaced by uniformly drawn rows), in order of
+        selection.  Fewer, with a ``UserWarning``, when ``X`` has fewer distinct rows.
     """
     n = X.shape[0]
     s = resolve_n_centers(n_centers, n)
@@ -192,14 +247,15 @@ def select_centers(
             first = rng.choice(first, size=s, replace=False)
         mask[first] = False
     rest = s - first.size
-    if rest == 0:
-        return first.astype(np.intp)
-    candidates = np.flatnonzero(mask)
-    chosen = select(X, rest, rng, kernel, candidates, memory_budget)
-    return np.concatenate([first, chosen]).astype(np.intp)
+    chosen = np.zeros(0, dtype=np.intp)
+    if rest > 0:
+        candidates = np.flatnonzero(mask)
+        chosen = select(X, rest, rng, kernel, candidates, memory_budget)
+    centers = np.concatenate([first, chosen]).astype(np.intp)
+    return _distinct_rows(X, centers, s, rng, np.ones(n, dtype=bool))
 
 
-def jittered_cholesky(K_ss, *, initial_jitter=1e-12, max_tries=12, growth=10.0):
+def jittered_cholesky(K_ss, *, initial_jitter=1e-12, max_tries=12, growth=10.0, min_pivot=None):
     r"""Lower Cholesky factor of a symmetric PSD matrix, adding jitter until it is well posed.
 
     Tries ``K_ss`` itself first, then ``K_ss + ε I`` with
@@ -218,6 +274,10 @@ def jittered_cholesky(K_ss, *, initial_jitter=1e-12, max_tries=12, growth=10.0):
         Number of jittered attempts after the unjittered one.
     growth : float
         Factor by which the jitter grows between attempts.
+    min_pivot : float, optional
+        Accept a factor only when ``min_i L_ii² > min_pivot · mean(diag K_ss)`` (default
+        ``s · u``).  Preconditioners ask for 1e-10: their ``T⁻¹`` then amplifies round-off by at
+        most ~1e5, which stopped PCG breakdowns (``pᵀHp ≤ 0``) on near-singular ``K_ss``.
 
     Returns
     -------
@@ -242,7 +302,8 @@ def jittered_cholesky(K_ss, *, initial_jitter=1e-12, max_tries=12, growth=10.0):
     mean_diag = float(np.mean(np.diag(K_ss)))
     if not mean_diag > 0:
         mean_diag = 1.0
-    tiny = s * np.finfo(K_ss.dtype).eps * mean_diag
+    floor = s * np.finfo(K_ss.dtype).eps if min_pivot is None else max(float(min_pivot), 0.0)
+    tiny = floor * mean_diag
     jitter = 0.0
     for t in range(max_tries + 1):
         # One Fortran-ordered working copy per attempt, factored in place by LAPACK (no identity

@@ -43,6 +43,13 @@ import scipy.sparse as sp
 from .._memory import block_rows
 from ..linalg.nystrom import _rng, jittered_cholesky
 
+#: Smallest accepted squared pivot of ``T = chol(K_ss)`` relative to the mean diagonal (jitter is
+#: added below it).  Measured on a 4000-point skin_nonskin subsample (s = 400, gamma = 4 × median,
+#: ambient_reg 1e-6): with the default ``s·u`` floor PCG broke down (pᵀHp ≤ 0) and stopped at
+#: relative residual > 1; with 1e-10 it converged (``benchmarks/skin_convergence.py``, second
+#: table of ``benchmarks/results/skin_convergence.md``).
+T_MIN_PIVOT = 1e-10
+
 __all__ = [
     "PRECONDITIONERS",
     "DensePreconditioner",
@@ -197,7 +204,7 @@ def falkon_preconditioner(hessian, center_laplacian=None, *, variant="auto", lap
     :func:`paper_preconditioner`.
     """
     variant, L_ss, c = _paper_terms(hessian, center_laplacian, variant, laplacian_scale)
-    L, _ = jittered_cholesky(_float(hessian.kernel_ss()))
+    L, _ = jittered_cholesky(_float(hessian.kernel_ss()), min_pivot=T_MIN_PIVOT)
     s, m = hessian.n_centers_, hessian.n_labeled_
     if variant == 5:
         Phi_t = sla.solve_triangular(L, _float(hessian.kernel_ms()).T, lower=True)
@@ -301,7 +308,7 @@ def sampled_hessian_preconditioner(hessian, *, n_rows=None, n_labeled_rows=None,
     t_J = max(4 * s, math.ceil(n / 4), t) if n_labeled_rows is None else int(n_labeled_rows)
     if t_J < 1:
         raise ValueError(f"n_labeled_rows must be positive, got {n_labeled_rows!r}")
-    L, _ = jittered_cholesky(_float(hessian.kernel_ss()))
+    L, _ = jittered_cholesky(_float(hessian.kernel_ss()), min_pivot=T_MIN_PIVOT)
     labeled = hessian.labeled_index_
     G = np.zeros((s, s), order="F")
     if m:
