@@ -224,3 +224,32 @@ def test_preconditioner_options_reach_the_builder(problem):
         NystromLapRLSRegressor(**kw, preconditioner_options=[("n_rows", 3)]).fit(X, y, laplacian=L)
     with pytest.raises(TypeError, match="unexpected keyword"):
         NystromLapRLSRegressor(**kw, preconditioner_options={"bogus": 1}).fit(X, y, laplacian=L)
+
+
+def test_pcg_breakdown_is_retried_with_a_pivot_floor(problem, monkeypatch):
+    # A breakdown (pᵀHp ≤ 0 or rᵀM⁻¹r ≤ 0) is what a near-singular K_ss did on skin_nonskin; here
+    # the first preconditioner is made indefinite on purpose, and the retry (which asks for the
+    # T pivot floor) gets the real one.
+    import semiscale.models._krylov as krylov
+    from semiscale.solvers.preconditioners import JacobiPreconditioner
+
+    X, y, L = problem
+    real = krylov.make_preconditioner
+    calls = []
+
+    def first_broken(name, hessian, **options):
+        calls.append(options.get("t_min_pivot"))
+        if len(calls) == 1:
+            broken = JacobiPreconditioner(np.ones(hessian.shape[0]))
+            broken.diagonal = -broken.diagonal  # P = -I: rᵀP⁻¹r < 0 at once
+            return broken
+        return real(name, hessian, **options)
+
+    monkeypatch.setattr(krylov, "make_preconditioner", first_broken)
+    est = NystromLapRLSRegressor(**KW, n_centers=0.5, random_state=0).fit(X, y, laplacian=L)
+    monkeypatch.undo()
+    reference = NystromLapRLSRegressor(**KW, n_centers=0.5, random_state=0).fit(X, y, laplacian=L)
+    assert calls[0] is None and calls[1] == krylov.T_MIN_PIVOT
+    assert est.solver_info_["converged"] and "preconditioner_retry" in est.solver_info_
+    assert est.residuals_.shape[0] == est.n_iter_ + 1
+    np.testing.assert_allclose(est.transduction_, reference.transduction_, rtol=1e-4, atol=1e-4)

@@ -10,10 +10,14 @@ from sklearn.exceptions import ConvergenceWarning
 from .._memory import block_rows, parse_memory_budget
 from ..solvers import cg, make_preconditioner
 from ..solvers.dense import solve_or_lstsq
+from ..solvers.preconditioners import T_MIN_PIVOT
 
 __all__ = ["ITERATIVE_SOLVERS", "solve_hessian_system"]
 
 ITERATIVE_SOLVERS = ("direct", "cg", "pcg")
+
+#: Preconditioners built on T = chol(K_ss): retried with a pivot floor after a breakdown.
+_T_FACTORED = ("sampled-hessian", "falkon")
 
 
 def _dense_hessian(hessian, memory_budget):
@@ -71,7 +75,41 @@ def solve_hessian_system(
         if verbose:
             print(f"[{solver}] iteration {k}: max relative residual {np.max(residuals):.3e}")
 
-    result = cg(hessian, z, preconditioner=precond, tol=tol, max_iter=max_iter, callback=report)
+    retry = solver == "pcg" and preconditioner in _T_FACTORED
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = cg(hessian, z, preconditioner=precond, tol=tol, max_iter=max_iter, callback=report)
+    broke = result.broken is not None and bool(np.any(result.broken))
+    if retry and broke:
+        # A breakdown (pᵀHp ≤ 0) with a near-singular K_ss: T⁻¹ amplified round-off.  Rebuild P
+        # with T's pivots floored at T_MIN_PIVOT and start again from zero (the broken iterate
+        # is dominated by near-null directions and breaks the retry down too).
+        options = {**(preconditioner_options or {}), "t_min_pivot": T_MIN_PIVOT}
+        precond = make_preconditioner(preconditioner, hessian, **options)
+        info["preconditioner_retry"] = f"T pivot floor {T_MIN_PIVOT:g} after a breakdown"
+        first = result
+        left = None if max_iter is None else max(max_iter - first.n_iter, 1)
+        result = cg(
+            hessian,
+            z,
+            preconditioner=precond,
+            tol=tol,
+            max_iter=left,
+            callback=report,
+        )
+        # Both histories are relative to ‖z‖; the retry's row 0 (its restart at 1) is dropped so
+        # that the history keeps n_iter + 1 rows.
+        history = np.concatenate([first.residuals, result.residuals[1:]])
+        result = type(result)(
+            x=result.x,
+            n_iter=first.n_iter + result.n_iter,
+            converged=result.converged,
+            residuals=history,
+            broken=result.broken,
+        )
+    else:
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     info["converged"] = bool(result.converged)
     if not result.converged:
         warnings.warn(

@@ -36,12 +36,15 @@ class SolveResult:
         History of relative residual norms ``‖b − A x_k‖ / ‖b‖`` (recursively updated residual),
         row 0 being the initial guess; a frozen column repeats its last value, so
         ``residuals[-1] <= tol`` is the per-column convergence mask.
+    broken : ndarray of bool, shape (r,), or None
+        Columns frozen by a breakdown (``pᵀAp ≤ 0`` or ``rᵀM⁻¹r ≤ 0``) before converging.
     """
 
     x: np.ndarray
     n_iter: int
     converged: bool
     residuals: np.ndarray
+    broken: np.ndarray | None = None
 
 
 def _as_block_operator(A, name):
@@ -209,4 +212,5 @@ def cg(matvec, B, *, preconditioner=None, x0=None, tol=1e-6, max_iter=None, call
         n_iter=n_iter,
         converged=bool(np.all(converged_cols)),
         residuals=np.asarray(history),
+        broken=broken & ~converged_cols,
     )

@@ -43,11 +43,13 @@ import scipy.sparse as sp
 from .._memory import block_rows
 from ..linalg.nystrom import _rng, jittered_cholesky
 
-#: Smallest accepted squared pivot of ``T = chol(K_ss)`` relative to the mean diagonal (jitter is
-#: added below it).  Measured on a 4000-point skin_nonskin subsample (s = 400, gamma = 4 × median,
-#: ambient_reg 1e-6): with the default ``s·u`` floor PCG broke down (pᵀHp ≤ 0) and stopped at
-#: relative residual > 1; with 1e-10 it converged (``benchmarks/skin_convergence.py``, second
-#: table of ``benchmarks/results/skin_convergence.md``).
+#: Pivot floor of ``T = chol(K_ss)`` (squared pivot relative to the mean diagonal, jitter added
+#: below it) used when PCG breaks down with the default ``s·u`` floor (``t_min_pivot`` option;
+#: the estimators retry with it).  Measured on a 4000-point skin_nonskin subsample (s = 400,
+#: gamma = 4 × median, ambient_reg 1e-6): with ``s·u`` PCG broke down (pᵀHp ≤ 0) far from the
+#: solution; with 1e-10 it converged (``benchmarks/skin_convergence.py``, second table of
+#: ``benchmarks/results/skin_convergence.md``).  Not the default: the jitter loosens P where
+#: K_ss is ill-conditioned (space_ga, ambient_reg 1e-6: up to 17 iterations instead of 6).
 T_MIN_PIVOT = 1e-10
 
 __all__ = [
@@ -189,7 +191,9 @@ def paper_preconditioner(hessian, center_laplacian=None, *, variant="auto", lapl
     return DensePreconditioner(P)
 
 
-def falkon_preconditioner(hessian, center_laplacian=None, *, variant="auto", laplacian_scale=None):
+def falkon_preconditioner(
+    hessian, center_laplacian=None, *, variant="auto", laplacian_scale=None, t_min_pivot=None
+):
     r"""Paper 000's eq. (5)/(6) in FALKON's factored form ``P = Tᵀ Ĝ T`` (module docstring).
 
     With ``K_ss ≈ TᵀT``: ``K_ss² = Tᵀ(TTᵀ)T``, ``K_ss L_ss K_ss = Tᵀ(T L_ss Tᵀ)T`` and
@@ -201,10 +205,10 @@ def falkon_preconditioner(hessian, center_laplacian=None, *, variant="auto", lap
         Ĝ_6 = \tfrac{m}{s} T T^\top + λ_A I + c\, T L_{ss} T^\top,
 
     both ``⪰ λ_A I``: only ``K_ss`` itself needs jitter.  ``c`` as in
-    :func:`paper_preconditioner`.
+    :func:`paper_preconditioner`; ``t_min_pivot`` as in :func:`sampled_hessian_preconditioner`.
     """
     variant, L_ss, c = _paper_terms(hessian, center_laplacian, variant, laplacian_scale)
-    L, _ = jittered_cholesky(_float(hessian.kernel_ss()), min_pivot=T_MIN_PIVOT)
+    L, _ = jittered_cholesky(_float(hessian.kernel_ss()), min_pivot=t_min_pivot)
     s, m = hessian.n_centers_, hessian.n_labeled_
     if variant == 5:
         Phi_t = sla.solve_triangular(L, _float(hessian.kernel_ms()).T, lower=True)
@@ -248,7 +252,9 @@ def _add_gram(G, F_t, weight=1.0):
         sla.blas.dsyrk(weight, F_t.T, beta=1.0, c=G, trans=1, lower=0, overwrite_c=1)
 
 
-def sampled_hessian_preconditioner(hessian, *, n_rows=None, n_labeled_rows=None, random_state=None):
+def sampled_hessian_preconditioner(
+    hessian, *, n_rows=None, n_labeled_rows=None, random_state=None, t_min_pivot=None
+):
     r"""``P = Tᵀ Ĝ T`` with ``Ĝ`` an unbiased row-sampled estimate of the exact ``G``.
 
     The exact ``G = Φᵀ(J + λ_I L)Φ + λ_A I`` (module docstring) is a sum over rows of ``Φ``.
@@ -299,6 +305,9 @@ def sampled_hessian_preconditioner(hessian, *, n_rows=None, n_labeled_rows=None,
         skin_convergence.py`` shows what a labeled subsample costs when the labeled term is
         large).
     random_state : int, Generator, RandomState or None
+    t_min_pivot : float, optional
+        Pivot floor of ``T`` (``min_pivot`` of :func:`jittered_cholesky`); None is ``s·u``.
+        :data:`T_MIN_PIVOT` after a breakdown.
     """
     rng = _rng(random_state)
     n, m, s = hessian.n_samples_, hessian.n_labeled_, hessian.n_centers_
@@ -308,7 +317,7 @@ def sampled_hessian_preconditioner(hessian, *, n_rows=None, n_labeled_rows=None,
     t_J = max(4 * s, math.ceil(n / 4), t) if n_labeled_rows is None else int(n_labeled_rows)
     if t_J < 1:
         raise ValueError(f"n_labeled_rows must be positive, got {n_labeled_rows!r}")
-    L, _ = jittered_cholesky(_float(hessian.kernel_ss()), min_pivot=T_MIN_PIVOT)
+    L, _ = jittered_cholesky(_float(hessian.kernel_ss()), min_pivot=t_min_pivot)
     labeled = hessian.labeled_index_
     G = np.zeros((s, s), order="F")
     if m:
