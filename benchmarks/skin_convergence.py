@@ -110,7 +110,8 @@ def main(n_rows=30000, s=500):
     for r in cv_rows:
         lines.append(
             f"| {r['intrinsic_reg']} | {r['t_min_pivot']} | {r['iterations']} | "
-            f"{r['retry'] or 'no'} | {r['converged']} | {r['final_residual']:.2g} | {r['held_out_rmse']} | "
+            f"{r['retry'] or 'no'} | {r['converged']} | {r['final_residual']:.2g} | "
+            f"{r['held_out_rmse']} | "
             f"{'; '.join(r['warnings'])} |"
         )
     (RESULTS / "skin_convergence.md").write_text("\n".join(lines) + "\n")
