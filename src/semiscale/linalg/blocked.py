@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from semiscale._memory import MemoryBudgetError, format_bytes, parse_memory_budget
-from semiscale.kernels import _all_finite, result_dtype
+from semiscale._pairs import _all_finite, result_dtype
 
 __all__ = ["STREAM_BLOCK_BYTES", "kernel_matmul", "kernel_matrix", "kernel_rmatmul"]
 

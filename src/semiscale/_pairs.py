@@ -1,0 +1,178 @@
+"""Operand pairs of kernel evaluations: input checks, result dtype and squared distances.
+
+Split out of :mod:`semiscale.kernels` (one concept per module): a kernel block is computed for a
+``_Pair`` of validated operands (dense or CSR, any mix), whose product plan and memory needs
+live here; :mod:`semiscale.kernels` holds the kernel formulas and heuristics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.spatial.distance import cdist
+from sklearn.metrics.pairwise import manhattan_distances
+from sklearn.utils.extmath import row_norms
+
+__all__ = ["result_dtype", "squared_distances"]
+
+_IDX_BYTES = 8  # int64 indices of sparse temporaries (worst case)
+
+
+# --------------------------------------------------------------------------- inputs
+def _all_finite(values) -> bool:
+    """True when no entry is NaN/inf: one float64 sum; a full check only if the sum overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.sum(values, dtype=np.float64)):
+            return True
+    return bool(np.isfinite(values).all())
+
+
+def _check_input(X, name: str):
+    """2-D float32/float64 ndarray or canonical CSR with finite entries (no copy when already so).
+
+    A CSR with duplicate or unsorted entries is copied and summed (never modified in place).
+    """
+    if sp.issparse(X):
+        X = X.tocsr()
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        values = X.data
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(
+                f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}; "
+                "use X.reshape(1, -1) for one sample or X.reshape(-1, 1) for one feature"
+            )
+        if X.dtype not in (np.float32, np.float64):
+            if X.dtype.kind not in "biuf":
+                raise ValueError(f"{name} must be numeric, got dtype {X.dtype}")
+            X = X.astype(np.float64)
+        values = X
+    if not _all_finite(values):
+        raise ValueError(f"{name} contains NaN or infinite values; the kernel needs finite data")
+    return X
+
+
+def result_dtype(A, B=None) -> np.dtype:
+    """Output dtype of a kernel: float32 only when both inputs are float32, else float64."""
+    both32 = getattr(A, "dtype", None) == np.float32 and (
+        B is None or getattr(B, "dtype", None) == np.float32
+    )
+    return np.dtype(np.float32 if both32 else np.float64)
+
+
+def _cast(X, dtype):
+    return X if X.dtype == dtype else X.astype(dtype)
+
+
+def _sq_norms(X) -> np.ndarray:
+    """‖x_i‖² per row without temporaries (sparse: a compiled loop over the stored values)."""
+    return row_norms(X, squared=True)
+
+
+class _Pair:
+    """Validated operands of ``K(A, B)`` and the per-row / fixed memory of their product."""
+
+    def __init__(self, A, B):
+        self.symmetric = B is None or B is A
+        self.A = _check_input(A, "A")
+        self.B = self.A if self.symmetric else _check_input(B, "B")
+        if self.A.shape[1] != self.B.shape[1]:
+            raise ValueError(
+                f"A has {self.A.shape[1]} features but B has {self.B.shape[1]}; "
+                "both must describe points in the same feature space"
+            )
+        self.dtype = result_dtype(self.A, self.B)
+        self.it = self.dtype.itemsize
+        self.n_features = self.A.shape[1]
+
+    def a_row_bytes(self) -> int:
+        """Bytes of one row of A as a cast / contiguous / sparse-sliced copy."""
+        A = self.A
+        if sp.issparse(A):
+            nnz_row = A.nnz // max(A.shape[0], 1) + 1
+            return nnz_row * (self.it + _IDX_BYTES) + _IDX_BYTES
+        return self.n_features * self.it
+
+    def dot_row_bytes(self) -> int:
+        """Per-row temporaries of ``A_blk @ B.T`` beyond the output row."""
+        extra = self.a_row_bytes() + self.it  # A row (cast/sliced) and its norm
+        if sp.issparse(self.B):
+            if sp.issparse(self.A):  # sparse result before densifying
+                extra += (self.it + _IDX_BYTES) * self.B.shape[0]
+            else:  # contiguous transpose of the A block
+                extra += self.a_row_bytes()
+        return extra
+
+    def dot_fixed_bytes(self) -> int:
+        """Bytes of the B-side operands prepared once (cast, transposed, norms)."""
+        B, it = self.B, self.it
+        n_b = B.shape[0]
+        size = B.nnz * (it + _IDX_BYTES) if sp.issparse(B) else n_b * self.n_features * it
+        copies = int(B.dtype != self.dtype) + int(sp.issparse(self.A) != sp.issparse(B))
+        copies += int(sp.issparse(self.A) and sp.issparse(B))
+        return copies * size + 2 * n_b * it
+
+    def dot_setup(self):
+        B = _cast(self.B, self.dtype)
+        if sp.issparse(self.A):
+            return ("ss", B.T.tocsr()) if sp.issparse(B) else ("sd", np.ascontiguousarray(B.T))
+        return ("ds", B) if sp.issparse(B) else ("dd", B)
+
+    def rows(self, rows: slice):
+        """``A[rows]`` in the result dtype (a view for dense A of that dtype)."""
+        return _cast(self.A[rows], self.dtype)
+
+    def dot(self, A_blk, plan) -> np.ndarray:
+        """Dense ``A_blk @ B.T`` in the result dtype."""
+        kind, Bx = plan
+        if kind == "dd":
+            return A_blk @ Bx.T
+        if kind == "sd":
+            return np.asarray(A_blk @ Bx)
+        if kind == "ss":
+            return (A_blk @ Bx).toarray()
+        return np.asarray(Bx @ np.ascontiguousarray(A_blk.T)).T
+
+    def zero_diagonal(self, D: np.ndarray, rows: slice) -> None:
+        """Exact zeros at (i, i) of the full matrix, for a block of rows, when B is A."""
+        if self.symmetric:
+            i = np.arange(rows.start, min(rows.stop, self.B.shape[0]))
+            D[i - rows.start, i] = 0.0
+
+
+def _sq_setup(pair: _Pair):
+    """B-side state of squared distances: the product plan and ‖b_j‖²."""
+    return pair.dot_setup(), _sq_norms(_cast(pair.B, pair.dtype))
+
+
+def _sq_dist_block(pair: _Pair, rows: slice, plan, b_sq: np.ndarray, out=None) -> np.ndarray:
+    A_blk = pair.rows(rows)
+    # out: dense operands only (see RBF._block_into)
+    D = pair.dot(A_blk, plan) if out is None else np.matmul(A_blk, plan[1].T, out=out)
+    D *= -2.0
+    D += _sq_norms(A_blk)[:, None]
+    D += b_sq[None, :]
+    np.maximum(D, 0.0, out=D)
+    pair.zero_diagonal(D, rows)
+    return D
+
+
+def squared_distances(A, B=None) -> np.ndarray:
+    """Squared Euclidean distances ``‖a_i − b_j‖² = ‖a_i‖² + ‖b_j‖² − 2 a_i·b_j`` (clipped at 0).
+
+    Dense ndarray of shape (len(A), len(B)); exact zeros on the diagonal when ``B`` is None or A.
+    """
+    pair = _Pair(A, B)
+    return _sq_dist_block(pair, slice(0, pair.A.shape[0]), *_sq_setup(pair))
+
+
+def _l1_distances(A, B) -> np.ndarray:
+    """float64 L1 distances between validated operands (dense/CSR), any mix."""
+    if sp.issparse(A) or sp.issparse(B):
+        return manhattan_distances(sp.csr_matrix(A), sp.csr_matrix(B))
+    return cdist(A, B, "cityblock")
