@@ -154,8 +154,9 @@ def kernel_rmatmul(kernel, A, B, U, memory_budget=None) -> np.ndarray:
 def kernel_matrix(kernel, A, B=None, memory_budget=None) -> np.ndarray:
     """The dense kernel matrix K(A, B), filled block by block so that temporaries stay bounded.
 
-    Use it where an algorithm genuinely needs the whole matrix (a dense factorization); the
-    result itself must fit in ``memory_budget``, with room left for one block of temporaries.
+    Use it where an algorithm genuinely needs the whole matrix (a dense factorization, a cached
+    ``K_ns``); the result itself must fit in ``memory_budget``, with room left for one block of
+    temporaries.  Blocks are written in place and capped at ``STREAM_BLOCK_BYTES``.
 
     Raises
     ------
@@ -172,7 +173,9 @@ def kernel_matrix(kernel, A, B=None, memory_budget=None) -> np.ndarray:
             f"{format_bytes(budget)}; raise memory_budget or use an iterative/Nyström solver"
         )
     out = np.empty((n_a, n_b), dtype=dtype)
-    for rows, K in kernel.blocks(A, B, memory_budget=budget - needed):
-        out[rows] = K
-        del K
+    blocks = kernel.blocks(
+        A, B, memory_budget=budget - needed, out=out, max_rows=_stream_rows(B, A, dtype)
+    )
+    for _, K in blocks:
+        del K  # a view of out (kernels that cannot compute in place copy into it)
     return out

@@ -27,7 +27,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._memory import MemoryBudgetError, block_rows, format_bytes, parse_memory_budget, row_slices
 from .._validation import check_laplacian
-from .blocked import STREAM_BLOCK_BYTES, kernel_matmul, kernel_rmatmul
+from .blocked import STREAM_BLOCK_BYTES, kernel_matmul, kernel_matrix, kernel_rmatmul
 
 __all__ = ["FullLapRLSHessian", "NystromLapRLSHessian", "dense_nystrom_laprls_hessian"]
 
@@ -192,16 +192,13 @@ class NystromLapRLSHessian(LinearOperator):
 
     def _cache(self):
         if self._K_rows is None:
-            Xu, s = self._X_used(), self.n_centers_
-            K = np.empty((Xu.shape[0], s), dtype=self.dtype)
-            work = self.memory_budget - self._fixed - K.nbytes
-            max_rows = max(1, STREAM_BLOCK_BYTES // max(K.shape[1] * K.itemsize, 1))
-            blocks = self.kernel.blocks(
-                Xu, self.centers_, memory_budget=work, out=K, max_rows=max_rows
+            K = kernel_matrix(
+                self.kernel,
+                self._X_used(),
+                self.centers_,
+                memory_budget=self.memory_budget - self._fixed,
             )
-            for _, block in blocks:
-                del block  # a view of K
-            self._K_rows = K
+            self._K_rows = np.asarray(K, dtype=self.dtype)
         return self._K_rows
 
     def kernel_rows(self, index):
@@ -335,12 +332,11 @@ class FullLapRLSHessian(NystromLapRLSHessian):
         """``K(X, X)``, exactly symmetric (computed once)."""
         if self._K_ss is None:
             n = self.n_samples_
-            K = np.empty((n, n), dtype=self.dtype)
-            # Blocks are capped at STREAM_BLOCK_BYTES, so their temporaries stay small whatever
-            # is left of the budget after K itself.
+            K = np.asarray(
+                kernel_matrix(self.kernel, self.X, None, memory_budget=self.memory_budget),
+                dtype=self.dtype,
+            )
             max_rows = max(1, STREAM_BLOCK_BYTES // max(n * K.itemsize, 1))
-            for _, block in self.kernel.blocks(self.X, None, out=K, max_rows=max_rows):
-                del block  # a view of K
             # BLAS may round K[i, j] and K[j, i] differently: average the two triangles in
             # row blocks (temporaries of one block) so that CG sees a symmetric operator.
             for start in range(0, n, max_rows):
