@@ -177,3 +177,48 @@ def test_blocks_into_out_equal_the_dense_kernel(kernel, sparse, dtype):
     np.testing.assert_allclose(out, kernel(A, B), rtol=tol, atol=tol)
     with pytest.raises(ValueError, match="out must be"):
         next(kernel.blocks(A, B, out=np.empty((80, 60), dtype=np.float16)))
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=IDS)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_threads_split_rows_and_agree_with_one_thread(kernel, sparse, monkeypatch):
+    import semiscale.linalg.blocked as blocked
+    from semiscale._parallel import row_chunks
+
+    # Small operands, so lower the size at which products are split.
+    monkeypatch.setattr(blocked, "PARALLEL_MIN_ENTRIES", 0)
+    A, B = _data(sparse, False, n=101, m=40)
+    K = kernel(A, B)
+    rng = np.random.default_rng(2)
+    V, U = rng.standard_normal((40, 3)), rng.standard_normal((101, 2))
+    assert len(blocked._chunks(A, B, 3, 1 << 30)) == 3
+    assert len(blocked._chunks(A, None, 3, 1 << 30)) == 1  # one operand: never split
+    assert len(blocked._chunks(A, B, 3, 1000)) == 1  # budget too small to share
+    for n_jobs in (1, 2, 3, None):
+        np.testing.assert_allclose(
+            kernel_matmul(kernel, A, B, V, n_jobs=n_jobs), K @ V, rtol=1e-12, atol=1e-12
+        )
+        np.testing.assert_allclose(
+            kernel_rmatmul(kernel, A, B, U, n_jobs=n_jobs), K.T @ U, rtol=1e-12, atol=1e-12
+        )
+        np.testing.assert_allclose(
+            blocked.kernel_matrix(kernel, A, B, n_jobs=n_jobs), K, rtol=1e-12, atol=1e-13
+        )
+    # Reproducible for a given number of threads.
+    runs = [kernel_rmatmul(kernel, A, B, U, n_jobs=2) for _ in range(2)]
+    np.testing.assert_array_equal(*runs)
+    assert [(c.start, c.stop) for c in row_chunks(10, 3)] == [(0, 3), (3, 7), (7, 10)]
+    assert row_chunks(2, 5) == [slice(0, 1), slice(1, 2)]
+
+
+def test_worker_errors_reach_the_caller():
+    from semiscale._parallel import run_chunks
+
+    def work(chunk):
+        if chunk == 1:
+            raise ValueError("chunk 1 failed")
+        return chunk
+
+    assert run_chunks(lambda c: c * 2, [1, 2, 3]) == [2, 4, 6]
+    with pytest.raises(ValueError, match="chunk 1 failed"):
+        run_chunks(work, [0, 1, 2])

@@ -31,7 +31,6 @@ fresh process) at equal recall.  HNSW fails on data with massive ties and duplic
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
@@ -39,6 +38,7 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
+from .._parallel import resolve_n_jobs
 from .._validation import check_X
 from ._brute import _drop_self, _kneighbors_brute, _to_dense
 from ._hnsw import (
@@ -80,21 +80,6 @@ class LowRecallWarning(UserWarning):
     Data with many exact ties or duplicates (binary sparse sets such as w8a) are hard for HNSW:
     use ``method="exact"`` (``method="auto"`` switches to it by itself).
     """
-
-
-def resolve_n_jobs(n_jobs: int | None) -> int:
-    """Number of threads: ``None`` or ``-1`` = all cores, ``-m`` = all but ``m − 1``."""
-    try:
-        n_cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        n_cpus = os.cpu_count() or 1
-    if n_jobs is None:
-        return n_cpus
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
-    if n_jobs < 0:
-        return max(1, n_cpus + 1 + int(n_jobs))
-    return int(n_jobs)
 
 
 def _ann_available() -> bool:

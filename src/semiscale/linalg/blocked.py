@@ -5,8 +5,14 @@ multiplied into the result and released before the next one is computed.  A GPU 
 backend replaces this module, not the estimators.
 
 Memory: the budget covers the kernel blocks and every temporary of the product (a cast copy of
-``V``/``U``, the accumulation buffer of :func:`kernel_rmatmul`); only the result itself, of shape
+``V``/``U``, the accumulation buffers of :func:`kernel_rmatmul`); only the result itself, of shape
 (len(A), r) or (len(B), r), is outside it.
+
+Threads: with ``n_jobs`` > 1 the rows of ``A`` are split into one contiguous chunk per thread,
+each streamed with single-threaded BLAS (:mod:`semiscale._parallel`), so that the kernel
+blocks' elementwise passes, which NumPy runs on one core, use every core.  Only products with
+``B`` given and at least :data:`PARALLEL_MIN_ENTRIES` kernel entries are split; the budget is
+shared between the threads.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import numpy as np
 
 from semiscale._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 from semiscale._pairs import _all_finite, result_dtype
+from semiscale._parallel import resolve_n_jobs, row_chunks, run_chunks
 
 __all__ = ["STREAM_BLOCK_BYTES", "kernel_matmul", "kernel_matrix", "kernel_rmatmul"]
 
@@ -23,6 +30,10 @@ __all__ = ["STREAM_BLOCK_BYTES", "kernel_matmul", "kernel_matrix", "kernel_rmatm
 #: elementwise passes (scale, add norms, exp) in cache: ``benchmarks/block_size.py`` measures
 #: the product against the cap (``benchmarks/results/block_size.md``).
 STREAM_BLOCK_BYTES = 8 << 20
+
+#: Smallest kernel (in entries) whose product is split between threads: two stream blocks of
+#: float64, below which starting threads costs more than it saves.
+PARALLEL_MIN_ENTRIES = 2 * (STREAM_BLOCK_BYTES // 8)
 
 
 def _stream_rows(B, A, dtype) -> int:
@@ -57,6 +68,25 @@ def _operand(M, n_rows: int, name: str, rows_of: str, dtype):
     return M, ndim, M.nbytes
 
 
+def _chunks(A, B, n_jobs, block_budget: int) -> list[slice]:
+    """Row chunks of ``A``, one per thread (a single chunk when the product is not split).
+
+    Not split when ``B`` is None (one operand: exact zero self-distances need the whole
+    ``A``), when the kernel is small, or when ``block_budget`` cannot give every thread two
+    stream blocks (a budget that fits the product sequentially is never an error).
+    """
+    n_a = _n_rows(A)
+    workers = resolve_n_jobs(n_jobs)
+    if (
+        B is None
+        or workers == 1
+        or n_a * _n_rows(B) < PARALLEL_MIN_ENTRIES
+        or block_budget < 2 * workers * STREAM_BLOCK_BYTES
+    ):
+        return [slice(0, n_a)]
+    return row_chunks(n_a, workers)
+
+
 def _remaining_budget(memory_budget, reserved: int) -> int:
     budget = parse_memory_budget(memory_budget)
     if budget <= reserved:
@@ -67,7 +97,7 @@ def _remaining_budget(memory_budget, reserved: int) -> int:
     return budget - reserved
 
 
-def kernel_matmul(kernel, A, B, V, memory_budget=None) -> np.ndarray:
+def kernel_matmul(kernel, A, B, V, memory_budget=None, n_jobs=1) -> np.ndarray:
     r"""Compute :math:`K(A, B)\,V` without forming :math:`K(A, B)`.
 
     Rows of the result are computed block by block: ``out[rows] = K(A[rows], B) @ V``, each
@@ -83,6 +113,8 @@ def kernel_matmul(kernel, A, B, V, memory_budget=None) -> np.ndarray:
     V : ndarray of shape (n_b,) or (n_b, r)
     memory_budget : int, str or None
         Bytes for the kernel blocks and temporaries (see ``semiscale._memory``).
+    n_jobs : int or None, default=1
+        Threads (module docstring); None = all cores.
 
     Returns
     -------
@@ -96,20 +128,24 @@ def kernel_matmul(kernel, A, B, V, memory_budget=None) -> np.ndarray:
     """
     dtype = result_dtype(A, B)
     V2, ndim, reserved = _operand(V, _n_rows(A if B is None else B), "V", "B", dtype)
-    blocks = kernel.blocks(
-        A,
-        B,
-        memory_budget=_remaining_budget(memory_budget, reserved),
-        max_rows=_stream_rows(B, A, dtype),
-    )
+    budget = _remaining_budget(memory_budget, reserved)
+    chunks = _chunks(A, B, n_jobs, budget)
+    budget //= len(chunks)
     out = np.empty((_n_rows(A), V2.shape[1]), dtype=dtype)
-    for rows, K in blocks:
-        np.matmul(K, V2, out=out[rows])
-        del K  # release before the next block is computed
+
+    def work(chunk):
+        A_c = A if len(chunks) == 1 else A[chunk]
+        out_c = out[chunk]
+        blocks = kernel.blocks(A_c, B, memory_budget=budget, max_rows=_stream_rows(B, A, dtype))
+        for rows, K in blocks:
+            np.matmul(K, V2, out=out_c[rows])
+            del K  # release before the next block is computed
+
+    run_chunks(work, chunks)
     return out[:, 0] if ndim == 1 else out
 
 
-def kernel_rmatmul(kernel, A, B, U, memory_budget=None) -> np.ndarray:
+def kernel_rmatmul(kernel, A, B, U, memory_budget=None, n_jobs=1) -> np.ndarray:
     r"""Compute :math:`K(A, B)^\top U` without forming :math:`K(A, B)`.
 
     The result is accumulated over row blocks of ``A``:
@@ -124,7 +160,11 @@ def kernel_rmatmul(kernel, A, B, U, memory_budget=None) -> np.ndarray:
         None means ``A``.
     U : ndarray of shape (n_a,) or (n_a, r)
     memory_budget : int, str or None
-        Bytes for the kernel blocks, a (n_b, r) accumulation buffer and temporaries.
+        Bytes for the kernel blocks, (n_b, r) accumulation buffers (two per thread) and
+        temporaries.
+    n_jobs : int or None, default=1
+        Threads (module docstring); each sums its own chunk, the chunks' sums are added in
+        order, so the result is reproducible for a given number of threads.
 
     Returns
     -------
@@ -135,28 +175,36 @@ def kernel_rmatmul(kernel, A, B, U, memory_budget=None) -> np.ndarray:
     n_b = _n_rows(A if B is None else B)
     U2, ndim, copied = _operand(U, _n_rows(A), "U", "A", dtype)
     r = U2.shape[1]
-    reserved = n_b * r * dtype.itemsize + copied
-    blocks = kernel.blocks(
-        A,
-        B,
-        memory_budget=_remaining_budget(memory_budget, reserved),
-        max_rows=_stream_rows(B, A, dtype),
-    )
-    out = np.zeros((n_b, r), dtype=dtype)
-    buf = np.empty_like(out)
-    for rows, K in blocks:
-        np.matmul(K.T, U2[rows], out=buf)
-        del K
-        out += buf
+    acc_bytes = 2 * n_b * r * dtype.itemsize  # accumulator and buffer of one chunk
+    budget = _remaining_budget(memory_budget, acc_bytes // 2 + copied)
+    chunks = _chunks(A, B, n_jobs, budget - resolve_n_jobs(n_jobs) * acc_bytes)
+    budget = (budget - (len(chunks) - 1) * acc_bytes) // len(chunks)
+
+    def work(chunk):
+        A_c, U_c = (A, U2) if len(chunks) == 1 else (A[chunk], U2[chunk])
+        acc = np.zeros((n_b, r), dtype=dtype)
+        buf = np.empty_like(acc)
+        blocks = kernel.blocks(A_c, B, memory_budget=budget, max_rows=_stream_rows(B, A, dtype))
+        for rows, K in blocks:
+            np.matmul(K.T, U_c[rows], out=buf)
+            del K
+            acc += buf
+        return acc
+
+    sums = run_chunks(work, chunks)
+    out = sums[0]
+    for part in sums[1:]:
+        out += part
     return out[:, 0] if ndim == 1 else out
 
 
-def kernel_matrix(kernel, A, B=None, memory_budget=None) -> np.ndarray:
+def kernel_matrix(kernel, A, B=None, memory_budget=None, n_jobs=1) -> np.ndarray:
     """The dense kernel matrix K(A, B), filled block by block so that temporaries stay bounded.
 
     Use it where an algorithm genuinely needs the whole matrix (a dense factorization, a cached
     ``K_ns``); the result itself must fit in ``memory_budget``, with room left for one block of
-    temporaries.  Blocks are written in place and capped at ``STREAM_BLOCK_BYTES``.
+    temporaries (one per thread with ``n_jobs`` > 1, module docstring).  Blocks are written in
+    place and capped at ``STREAM_BLOCK_BYTES``.
 
     Raises
     ------
@@ -173,9 +221,16 @@ def kernel_matrix(kernel, A, B=None, memory_budget=None) -> np.ndarray:
             f"{format_bytes(budget)}; raise memory_budget or use an iterative/Nyström solver"
         )
     out = np.empty((n_a, n_b), dtype=dtype)
-    blocks = kernel.blocks(
-        A, B, memory_budget=budget - needed, out=out, max_rows=_stream_rows(B, A, dtype)
-    )
-    for _, K in blocks:
-        del K  # a view of out (kernels that cannot compute in place copy into it)
+    chunks = _chunks(A, B, n_jobs, budget - needed)
+    block_budget = (budget - needed) // len(chunks)
+
+    def work(chunk):
+        A_c = A if len(chunks) == 1 else A[chunk]
+        blocks = kernel.blocks(
+            A_c, B, memory_budget=block_budget, out=out[chunk], max_rows=_stream_rows(B, A, dtype)
+        )
+        for _, K in blocks:
+            del K  # a view of out (kernels that cannot compute in place copy into it)
+
+    run_chunks(work, chunks)
     return out

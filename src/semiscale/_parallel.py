@@ -1,0 +1,54 @@
+"""Thread parallelism over row chunks, with BLAS kept to one thread per worker.
+
+NumPy's elementwise passes (the RBF block's norms and ``exp``) run on one core; BLAS runs on
+all of them.  Splitting a product's rows into one contiguous chunk per core, each worker
+computing its chunk with single-threaded BLAS, keeps every core busy in both (ufuncs and BLAS
+release the GIL on large arrays).  Used by :mod:`semiscale.linalg.blocked` and the brute-force
+kNN search.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+__all__ = ["resolve_n_jobs", "row_chunks", "run_chunks"]
+
+
+def resolve_n_jobs(n_jobs: int | None) -> int:
+    """Number of threads: ``None`` or ``-1`` = all cores, ``-m`` = all but ``m − 1``."""
+    try:
+        n_cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        n_cpus = os.cpu_count() or 1
+    if n_jobs is None:
+        return n_cpus
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
+    if n_jobs < 0:
+        return max(1, n_cpus + 1 + int(n_jobs))
+    return int(n_jobs)
+
+
+def row_chunks(n_rows: int, n_chunks: int) -> list[slice]:
+    """``n_chunks`` contiguous slices of ``range(n_rows)``, sizes differing by at most one."""
+    n_chunks = max(1, min(int(n_chunks), n_rows))
+    bounds = np.linspace(0, n_rows, n_chunks + 1).round().astype(int)
+    return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def run_chunks(work, chunks) -> list:
+    """``[work(c) for c in chunks]``, one thread per chunk with single-threaded BLAS.
+
+    A single chunk runs in the calling thread with BLAS untouched.  The first exception raised
+    by a worker is re-raised here (after every worker has finished).
+    """
+    chunks = list(chunks)
+    if len(chunks) <= 1:
+        return [work(c) for c in chunks]
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(len(chunks)) as pool:
+        futures = [pool.submit(work, c) for c in chunks]
+        return [f.result() for f in futures]
