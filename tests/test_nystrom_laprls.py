@@ -155,6 +155,39 @@ def test_n_centers_forms_and_reproducibility(problem):
         NystromLapRLSRegressor(preconditioner="magic", **KW).fit(X, y, laplacian=L)
 
 
+def test_labeled_points_become_centers_when_they_fit(problem):
+    X, y, L = problem
+    labeled = np.flatnonzero(np.isfinite(y))  # m = 50 of 240
+    with_labeled = NystromLapRLSRegressor(n_centers=80, random_state=0, **KW).fit(X, y, laplacian=L)
+    assert np.isin(labeled, with_labeled.center_index_).all()
+    assert np.unique(with_labeled.center_index_).size == 80
+    plain = NystromLapRLSRegressor(n_centers=80, labeled_centers=False, random_state=0, **KW)
+    assert not np.isin(labeled, plain.fit(X, y, laplacian=L).center_index_).all()
+    # m > s: labeled_centers has no effect (centers chosen by center_selection alone).
+    few = [
+        NystromLapRLSRegressor(n_centers=30, labeled_centers=flag, random_state=0, **KW)
+        .fit(X, y, laplacian=L)
+        .center_index_
+        for flag in (True, False)
+    ]
+    np.testing.assert_array_equal(*few)
+    with pytest.raises(TypeError, match="labeled_centers"):
+        NystromLapRLSRegressor(labeled_centers="yes", **KW).fit(X, y, laplacian=L)
+
+
+@pytest.mark.parametrize("solver", ["direct", "pcg"])
+def test_labeled_centers_without_graph_term_is_kernel_rls(problem, solver):
+    # Representer theorem: RLS's minimizer lies in span{k(x_l, ·)}, which the centers contain,
+    # so Nyström LapRLS with intrinsic_reg=0 is exactly kernel RLS on the labeled points.
+    X, y, L = problem
+    kw = dict(KW, intrinsic_reg=0.0, ambient_reg=1e-2)
+    rls = LapRLSRegressor(**kw).fit(X, y)
+    nys = NystromLapRLSRegressor(n_centers=100, solver=solver, tol=1e-12, random_state=0, **kw)
+    nys.fit(X, y, laplacian=L)
+    X_new = np.random.default_rng(1).standard_normal((50, 3))
+    np.testing.assert_allclose(nys.predict(X_new), rls.predict(X_new), rtol=1e-7, atol=1e-7)
+
+
 @pytest.mark.parametrize("solver", ["cg", "pcg"])
 def test_full_laprls_iterative_equals_direct(problem, solver):
     # Plain CG on H = K(JK + λ_A I + λ_I LK) (condition ~κ(K)²) stalls near a 1e-8 residual; at

@@ -103,6 +103,51 @@ def test_sampled_hessian_with_every_row_is_the_hessian():
     assert res.converged and res.n_iter <= 2
 
 
+@pytest.mark.parametrize("overlap", ["some", "all", "superset"])
+def test_sampled_hessian_reads_center_features_from_the_cholesky_factor(overlap):
+    # Labeled points that are centers get their features from chol(K_ss) (all of them: LAPACK
+    # lauum) instead of a kernel row and a triangular solve; P must still equal H.
+    rng = np.random.default_rng(3)
+    n, s = 150, 25
+    X = rng.normal(size=(n, 3))
+    centers = rng.choice(n, s, replace=False)
+    if overlap == "some":
+        labeled = np.concatenate([centers[:6], np.setdiff1d(np.arange(n), centers)[:8]])
+    elif overlap == "all":
+        labeled = rng.permutation(centers)
+    else:
+        labeled = np.concatenate([centers, np.setdiff1d(np.arange(n), centers)[:5]])
+    L = heat_laplacian(X)
+    H = NystromLapRLSHessian(RBF(gamma=3.0), X, centers, labeled, L, 1e-2, 0.05)
+    positions = H.center_positions(labeled)
+    assert np.array_equal(centers[positions[positions >= 0]], labeled[positions >= 0])
+    dense = dense_nystrom_laprls_hessian(RBF(gamma=3.0), X, centers, labeled, L, 1e-2, 0.05)
+    P = make_preconditioner("sampled-hessian", H, n_rows=n)
+    np.testing.assert_allclose(P.dense(), dense, rtol=1e-9, atol=1e-10 * np.abs(dense).max())
+    # Centers given as points (not indices): no positions known, the same P by the slow path.
+    H_points = NystromLapRLSHessian(RBF(gamma=3.0), X, X[centers], labeled, L, 1e-2, 0.05)
+    assert np.all(H_points.center_positions(labeled) == -1)
+    P_points = make_preconditioner("sampled-hessian", H_points, n_rows=n)
+    np.testing.assert_allclose(
+        P_points.dense(), P.dense(), rtol=1e-9, atol=1e-10 * np.abs(dense).max()
+    )
+
+
+def test_factored_preconditioner_lower_triangle_convention():
+    from semiscale.solvers.preconditioners import FactoredPreconditioner
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(6, 6))
+    G = A @ A.T + np.eye(6)
+    L = np.linalg.cholesky(G + 6 * np.eye(6))
+    lower_only = np.tril(G) + np.triu(rng.normal(size=(6, 6)), 1)  # garbage above
+    P = FactoredPreconditioner(L, lower_only, G_triangle="lower")
+    np.testing.assert_allclose(P.dense(), L @ G @ L.T, rtol=1e-12)
+    np.testing.assert_allclose(P.apply(np.eye(6)), np.linalg.inv(L @ G @ L.T), rtol=1e-9)
+    with pytest.raises(ValueError, match="G_triangle"):
+        FactoredPreconditioner(L, G, G_triangle="upper")
+
+
 def test_sampled_hessian_labeled_term_is_exact_by_default():
     # Without a graph term only the labeled Gram matrix is estimated: by default it is exact
     # (m <= 4s), so P equals H; a labeled subsample gives an unbiased but different P.

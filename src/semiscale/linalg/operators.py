@@ -77,6 +77,8 @@ class NystromLapRLSHessian(LinearOperator):
         Store ``K_ns`` (or ``K_ms`` without a graph): ``"auto"`` when it fits in the budget together
         with ``K_ss`` and the kernel's own workspace; True demands it (``MemoryBudgetError`` if it
         does not fit); False always recomputes kernel blocks (two passes per product).
+    n_jobs : int or None, default=1
+        Threads for the kernel blocks (:mod:`semiscale.linalg.blocked`); None = all cores.
 
     Attributes
     ----------
@@ -99,8 +101,10 @@ class NystromLapRLSHessian(LinearOperator):
         memory_budget=None,
         *,
         cache="auto",
+        n_jobs=1,
     ):
         self.kernel = kernel
+        self.n_jobs = n_jobs
         self.X = X
         n = X.shape[0]
         centers = np.asarray(centers) if not sp.issparse(centers) else centers
@@ -135,7 +139,7 @@ class NystromLapRLSHessian(LinearOperator):
                 f"memory_budget={format_bytes(self.memory_budget)} cannot even hold K_ss "
                 f"({s}x{s}, {format_bytes(self._fixed)}); raise memory_budget or use fewer centers"
             )
-        self._K_ss = self._K_rows = self._X_rows = self._work = None
+        self._K_ss = self._K_rows = self._X_rows = self._work = self._center_lookup = None
         self.cached_ = self._decide_cache(cache)
         self.n_matvec_ = 0
 
@@ -197,6 +201,7 @@ class NystromLapRLSHessian(LinearOperator):
                 self._X_used(),
                 self.centers_,
                 memory_budget=self.memory_budget - self._fixed,
+                n_jobs=self.n_jobs,
             )
             self._K_rows = np.asarray(K, dtype=self.dtype)
         return self._K_rows
@@ -207,6 +212,21 @@ class NystromLapRLSHessian(LinearOperator):
         if self.cached_ and self._rows is None:
             return self._cache()[index]
         return np.asarray(self.kernel(self.X[index], self.centers_), dtype=self.dtype)
+
+    def center_positions(self, index):
+        """Position among the centers of each point ``X[index]`` that is a center, else −1.
+
+        Such a point's kernel row is a row of ``K_ss``; preconditioners use this to skip its
+        kernel evaluation and triangular solve.  All −1 when the centers were given as points.
+        """
+        index = _index(index, self.n_samples_, "index")
+        if self.center_index_ is None:
+            return np.full(index.size, -1, dtype=np.intp)
+        if self._center_lookup is None:
+            lookup = np.full(self.n_samples_, -1, dtype=np.intp)
+            lookup[self.center_index_] = np.arange(self.n_centers_)
+            self._center_lookup = lookup
+        return self._center_lookup[index]
 
     def kernel_ms(self):
         """``K_ms``: kernel between the labeled points (in ``labeled_index`` order) and centers."""
@@ -220,19 +240,22 @@ class NystromLapRLSHessian(LinearOperator):
         if self.cached_ and self._rows is None:
             return self._cache() @ alpha.astype(self.dtype, copy=False)
         A2 = alpha.reshape(self.n_centers_, -1)
-        out = kernel_matmul(self.kernel, self.X, self.centers_, A2, self._work_budget(A2.shape[1]))
+        budget = self._work_budget(A2.shape[1])
+        out = kernel_matmul(self.kernel, self.X, self.centers_, A2, budget, self.n_jobs)
         return out.reshape((self.n_samples_,) + alpha.shape[1:])
 
     # ------------------------------------------------------------------ products
     def _kmul(self, V):
         if self.cached_:
             return self._cache() @ V
-        return kernel_matmul(self.kernel, self._X_used(), self.centers_, V, self._work)
+        return kernel_matmul(self.kernel, self._X_used(), self.centers_, V, self._work, self.n_jobs)
 
     def _ktmul(self, U):
         if self.cached_:
             return self._cache().T @ U
-        return kernel_rmatmul(self.kernel, self._X_used(), self.centers_, U, self._work)
+        return kernel_rmatmul(
+            self.kernel, self._X_used(), self.centers_, U, self._work, self.n_jobs
+        )
 
     def _matmat(self, V):
         r"""``H V = K_nsᵀ (J u + λ_I L u) + λ_A K_ss V`` with ``u = K_ns V`` (eq. 7)."""
@@ -280,7 +303,7 @@ class NystromLapRLSHessian(LinearOperator):
         else:
             work = self._work_budget(Y2.shape[1])
             X_l = self._X_used() if self._rows is not None else self.X[self.labeled_index_]
-            out = kernel_rmatmul(self.kernel, X_l, self.centers_, Y2, work)
+            out = kernel_rmatmul(self.kernel, X_l, self.centers_, Y2, work, self.n_jobs)
         return np.asarray(out, dtype=self.dtype).reshape((self.n_centers_,) + Y.shape[1:])
 
     def diagonal(self):

@@ -45,15 +45,19 @@ class _NystromLapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
         X = problem.X
         rng = check_random_state(self.random_state)
         n_centers = resolve_n_centers(self.n_centers, X.shape[0])
+        if self.labeled_centers not in (True, False):
+            raise TypeError(f"labeled_centers must be True or False, got {self.labeled_centers!r}")
+        labeled_index = np.flatnonzero(problem.labeled)
+        take_labeled = self.labeled_centers and labeled_index.size <= n_centers
         centers = select_centers(
             X,
             n_centers,
             method=self.center_selection,
             random_state=rng.randint(2**31 - 1),
             kernel=problem.kernel,
+            labeled=labeled_index if take_labeled else None,
             memory_budget=self.memory_budget,
         )
-        labeled_index = np.flatnonzero(problem.labeled)
         hessian = NystromLapRLSHessian(
             problem.kernel,
             X,
@@ -63,6 +67,7 @@ class _NystromLapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
             problem.lambda_ambient,
             problem.lambda_intrinsic,
             memory_budget=self.memory_budget,
+            n_jobs=self.n_jobs,
         )
         z = hessian.rhs(problem.Y[labeled_index])
         if self.preconditioner_options is not None and not isinstance(
@@ -119,6 +124,12 @@ _PARAMS_DOC = """
     center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
         Cholesky; the last two approximate K better on data of uneven density.
+    labeled_centers : bool, default=True
+        When the m labeled points fit (m ≤ s), make all of them centers and choose only the
+        other s − m by ``center_selection``.  The span then contains RLS's (by the representer
+        theorem, ``intrinsic_reg=0`` gives exactly kernel RLS on the labeled points), and the
+        preconditioner reads those points' features from chol(K_ss) instead of computing them.
+        No effect when m > s.
     solver : {"pcg", "cg", "direct"}, default="pcg"
         Preconditioned CG, plain CG on the blocked operator, or forming H (s×s) and factoring it.
     preconditioner : str or None, default="sampled-hessian"
@@ -138,6 +149,10 @@ _PARAMS_DOC = """
         Decides block sizes and whether K_ns is cached.
     random_state : int, RandomState or None, default=None
         Seeds center selection, the preconditioner's row sample and kernel heuristics.
+    n_jobs : int or None, default=None
+        Threads for the kernel blocks (None = all cores, as ``KNNGraph``): each computes a
+        contiguous chunk of K_ns's rows with single-threaded BLAS, so that NumPy's elementwise
+        passes (exp) use every core too.
     verbose : int, default=0
         Print the residual of each CG iteration when > 0.
 """
@@ -182,6 +197,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         intrinsic_reg=1.0,
         n_centers=0.1,
         center_selection="uniform",
+        labeled_centers=True,
         solver="pcg",
         preconditioner="sampled-hessian",
         preconditioner_options=None,
@@ -189,6 +205,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         max_iter=None,
         memory_budget=None,
         random_state=None,
+        n_jobs=None,
         verbose=0,
     ):
         self.kernel = kernel
@@ -197,6 +214,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         self.intrinsic_reg = intrinsic_reg
         self.n_centers = n_centers
         self.center_selection = center_selection
+        self.labeled_centers = labeled_centers
         self.solver = solver
         self.preconditioner = preconditioner
         self.preconditioner_options = preconditioner_options
@@ -204,6 +222,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         self.max_iter = max_iter
         self.memory_budget = memory_budget
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
 
@@ -229,6 +248,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         intrinsic_reg=1.0,
         n_centers=0.1,
         center_selection="uniform",
+        labeled_centers=True,
         solver="pcg",
         preconditioner="sampled-hessian",
         preconditioner_options=None,
@@ -236,6 +256,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         max_iter=None,
         memory_budget=None,
         random_state=None,
+        n_jobs=None,
         verbose=0,
         unlabeled=-1,
     ):
@@ -245,6 +266,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         self.intrinsic_reg = intrinsic_reg
         self.n_centers = n_centers
         self.center_selection = center_selection
+        self.labeled_centers = labeled_centers
         self.solver = solver
         self.preconditioner = preconditioner
         self.preconditioner_options = preconditioner_options
@@ -252,5 +274,6 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         self.max_iter = max_iter
         self.memory_budget = memory_budget
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.unlabeled = unlabeled

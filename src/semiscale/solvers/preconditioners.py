@@ -52,6 +52,14 @@ from ..linalg.nystrom import _rng, jittered_cholesky
 #: K_ss is ill-conditioned (space_ga, ambient_reg 1e-6: up to 17 iterations instead of 6).
 T_MIN_PIVOT = 1e-10
 
+#: Default Laplacian sample of ``"sampled-hessian"``: ``t = ⌈s/8⌉`` rows, at most
+#: ``LAPLACIAN_ROWS_CAP`` when ``K_ns`` is cached, and ``⌈s/4⌉`` when it is not (then every PCG
+#: iteration recomputes two n × s kernel passes, so a better P pays for itself).  Measured by
+#: ``benchmarks/laplacian_sample.py`` (``benchmarks/results/laplacian_sample.md``).
+LAPLACIAN_ROWS_FRACTION = 1 / 8
+LAPLACIAN_ROWS_CAP = 256
+LAPLACIAN_ROWS_FRACTION_UNCACHED = 1 / 4
+
 __all__ = [
     "PRECONDITIONERS",
     "DensePreconditioner",
@@ -98,13 +106,19 @@ class DensePreconditioner:
 class FactoredPreconditioner:
     r"""``P = Tᵀ Ĝ T`` from the lower Cholesky factor ``L = Tᵀ`` of ``K_ss`` and an SPD ``Ĝ``.
 
-    ``apply(V) = T⁻¹ A⁻¹ A⁻ᵀ T⁻ᵀ V`` with ``Ĝ + jitter_·I = AᵀA``.
+    ``apply(V) = T⁻¹ A⁻¹ A⁻ᵀ T⁻ᵀ V`` with ``Ĝ + jitter_·I = AᵀA``.  ``G_triangle="lower"``
+    says that only ``G``'s lower triangle holds ``Ĝ`` (as BLAS ``syrk`` leaves it); the
+    Cholesky factorization reads nothing else, so ``Ĝ`` is never mirrored except by
+    :meth:`dense`.
     """
 
-    def __init__(self, L, G, *, symmetric=False):
+    def __init__(self, L, G, *, G_triangle=None):
+        if G_triangle not in (None, "lower"):
+            raise ValueError(f"G_triangle must be None or 'lower', got {G_triangle!r}")
         self.L = L
         G = np.asarray(G, dtype=np.float64)
-        self.G = G if symmetric else (G + G.T) / 2  # symmetric=True: G is exactly symmetric
+        self._G_lower = G_triangle == "lower"
+        self.G = G if self._G_lower else (G + G.T) / 2
         self._A, self.jitter_ = jittered_cholesky(self.G)
 
     def apply(self, V):
@@ -117,7 +131,8 @@ class FactoredPreconditioner:
 
     def dense(self):
         """``Tᵀ (Ĝ + jitter_·I) T``."""
-        G = self.G + self.jitter_ * np.eye(self.G.shape[0])
+        G = np.tril(self.G) + np.tril(self.G, -1).T if self._G_lower else self.G.copy()
+        G.flat[:: G.shape[0] + 1] += self.jitter_
         return self.L @ G @ self.L.T
 
 
@@ -208,7 +223,7 @@ def falkon_preconditioner(
     :func:`paper_preconditioner`; ``t_min_pivot`` as in :func:`sampled_hessian_preconditioner`.
     """
     variant, L_ss, c = _paper_terms(hessian, center_laplacian, variant, laplacian_scale)
-    L, _ = jittered_cholesky(_float(hessian.kernel_ss()), min_pivot=t_min_pivot)
+    L, _ = jittered_cholesky(_float(hessian.kernel_ss()).T, min_pivot=t_min_pivot)  # symmetric
     s, m = hessian.n_centers_, hessian.n_labeled_
     if variant == 5:
         Phi_t = sla.solve_triangular(L, _float(hessian.kernel_ms()).T, lower=True)
@@ -236,20 +251,61 @@ def _edge_form(laplacian):
 
 
 def _features_t(hessian, L, index):
-    """``Φᵀ = T⁻ᵀ K(X[index], C)ᵀ``, shape (s, len(index))."""
-    return sla.solve_triangular(L, _float(hessian.kernel_rows(index)).T, lower=True)
+    """``Φᵀ = T⁻ᵀ K(X[index], C)ᵀ``, shape (s, len(index)).
+
+    A point that is center ``j`` has ``K(x, C) = K_ss[j] = (L Lᵀ − εI)[j]``, so its feature
+    column is ``Lᵀ e_j − ε L⁻¹ e_j``: row ``j`` of ``L``, read without a kernel row or a
+    triangular solve (the ``ε`` term, at most the jitter in norm, is dropped).
+    """
+    index = np.asarray(index)
+    pos = hessian.center_positions(index)
+    on_center = pos >= 0
+    if not on_center.any():
+        # The kernel rows are a fresh copy (cache rows are gathered), so solve in place.
+        K_t = _float(hessian.kernel_rows(index)).T
+        return sla.solve_triangular(L, K_t, lower=True, overwrite_b=True, check_finite=False)
+    F = np.empty((L.shape[0], index.size), order="F")
+    F[:, on_center] = L[pos[on_center]].T
+    other = ~on_center
+    if other.any():
+        K_t = _float(hessian.kernel_rows(index[other])).T
+        F[:, other] = sla.solve_triangular(L, K_t, lower=True, overwrite_b=True, check_finite=False)
+    return F
+
+
+def _center_gram(L, pos, weight):
+    """A new ``G`` (lower triangle) ``= weight · Σ_{j ∈ pos} L[j]ᵀ L[j]``.
+
+    This is the labeled term of the labeled points that are centers (:func:`_features_t`).
+    When every center is labeled (``m = s`` with the labeled points taken as centers) the sum
+    is ``LᵀL``, which LAPACK's ``lauum`` forms in ``s³/3`` flops (a third of ``syrk``'s).
+    """
+    s = L.shape[0]
+    if pos.size == s and np.array_equal(np.sort(pos), np.arange(s)):
+        G, info = sla.lapack.dlauum(np.asfortranarray(L), lower=1)
+        if info != 0:  # pragma: no cover - lauum fails only on invalid arguments
+            raise np.linalg.LinAlgError(f"LAPACK dlauum failed (info={info})")
+        # lauum wrote LᵀL's lower triangle; its upper one is L's, which G's lower-triangle
+        # convention (see _add_gram) never reads.
+        if weight != 1.0:
+            G *= weight
+        return G
+    G = np.zeros((s, s), order="F")
+    if pos.size:
+        _add_gram(G, L[pos].T, weight)
+    return G
 
 
 def _add_gram(G, F_t, weight=1.0):
-    """``G += weight · F_t F_tᵀ`` for ``F_t`` of shape (s, r), upper triangle only (BLAS syrk).
+    """``G += weight · F_t F_tᵀ`` for ``F_t`` of shape (s, r), lower triangle only (BLAS syrk).
 
-    Half the flops of ``F_t @ F_t.T``; :func:`sampled_hessian_preconditioner` mirrors the upper
-    triangle into the lower one at the end.
+    Half the flops of ``F_t @ F_t.T``.  ``G`` (Fortran-ordered) is updated in place; its upper
+    triangle is never read (:class:`FactoredPreconditioner` with ``G_triangle="lower"``).
     """
     if F_t.shape[1]:
-        # F_t.T is Fortran-ordered, so syrk(trans=1) reads it without a copy and updates G
-        # (Fortran-ordered) in place.
-        sla.blas.dsyrk(weight, F_t.T, beta=1.0, c=G, trans=1, lower=0, overwrite_c=1)
+        # Feature blocks come Fortran-ordered from the triangular solves: no copy here.
+        F_t = np.asfortranarray(F_t, dtype=np.float64)
+        sla.blas.dsyrk(weight, F_t, beta=1.0, c=G, trans=0, lower=1, overwrite_c=1)
 
 
 def sampled_hessian_preconditioner(
@@ -296,9 +352,9 @@ def sampled_hessian_preconditioner(
     ----------
     hessian : NystromLapRLSHessian
     n_rows : int, optional
-        Laplacian sample size ``t``; default ``⌈s/8⌉`` (``benchmarks/results/
-        preconditioner_labeled.md``: with the exact labeled term, s/8 needed 3–8 iterations,
-        s/4 3–7 at up to 32 % more CPU time, s/16 3–10).
+        Laplacian sample size ``t``; default ``min(⌈s/8⌉, 256)`` when ``K_ns`` is cached,
+        ``⌈s/4⌉`` when it is recomputed (:data:`LAPLACIAN_ROWS_FRACTION`;
+        ``benchmarks/results/laplacian_sample.md``).
     n_labeled_rows : int, optional
         Labeled rows kept; default ``max(4s, ⌈n/4⌉)``: all of them whenever ``m ≤ n/4`` (the
         usual semi-supervised case), a uniform sample beyond (``benchmarks/
@@ -311,19 +367,22 @@ def sampled_hessian_preconditioner(
     """
     rng = _rng(random_state)
     n, m, s = hessian.n_samples_, hessian.n_labeled_, hessian.n_centers_
-    t = max(1, math.ceil(s / 8)) if n_rows is None else int(n_rows)
+    t = _default_laplacian_rows(hessian) if n_rows is None else int(n_rows)
     if t < 1:
         raise ValueError(f"n_rows must be positive, got {n_rows!r}")
     t_J = max(4 * s, math.ceil(n / 4), t) if n_labeled_rows is None else int(n_labeled_rows)
     if t_J < 1:
         raise ValueError(f"n_labeled_rows must be positive, got {n_labeled_rows!r}")
-    L, _ = jittered_cholesky(_float(hessian.kernel_ss()), min_pivot=t_min_pivot)
+    # K_ss is symmetric, so its transpose (Fortran-ordered: LAPACK's working copy is a plain
+    # memory copy instead of a transposing one) is the same matrix.
+    L, _ = jittered_cholesky(_float(hessian.kernel_ss()).T, min_pivot=t_min_pivot)
     labeled = hessian.labeled_index_
-    G = np.zeros((s, s), order="F")
-    if m:
-        rows, w = (labeled, 1.0) if m <= t_J else (rng.choice(labeled, t_J, replace=False), m / t_J)
-        for sl in _chunks(len(rows), s, 1, hessian):
-            _add_gram(G, _features_t(hessian, L, rows[sl]), w)
+    rows, w = (labeled, 1.0) if m <= t_J else (rng.choice(labeled, t_J, replace=False), m / t_J)
+    pos = hessian.center_positions(rows)
+    G = _center_gram(L, pos[pos >= 0], w)
+    rows = rows[pos < 0]
+    for sl in _chunks(len(rows), s, 1, hessian):
+        _add_gram(G, _features_t(hessian, L, rows[sl]), w)
     if hessian.laplacian is not None:
         W, c = _edge_form(hessian.laplacian)
         R, omega = _laplacian_rows(n, t, rng)
@@ -349,10 +408,16 @@ def sampled_hessian_preconditioner(
             )
             _add_gram(G, np.asarray((incidence @ F.T).T), hessian.intrinsic_lambda)
             _add_gram(G, F[:, pos_r] * np.sqrt(c[Rb] * wb), hessian.intrinsic_lambda)
-    G = np.triu(G)
-    G += np.triu(G, 1).T  # mirror the upper triangle that syrk filled
     G.flat[:: s + 1] += hessian.ambient_lambda
-    return FactoredPreconditioner(L, G, symmetric=True)
+    return FactoredPreconditioner(L, G, G_triangle="lower")
+
+
+def _default_laplacian_rows(hessian):
+    """``t`` by the rule of :data:`LAPLACIAN_ROWS_FRACTION` and its neighbours."""
+    s = hessian.n_centers_
+    if not getattr(hessian, "cached_", True):
+        return max(1, math.ceil(s * LAPLACIAN_ROWS_FRACTION_UNCACHED))
+    return max(1, min(math.ceil(s * LAPLACIAN_ROWS_FRACTION), LAPLACIAN_ROWS_CAP))
 
 
 def _laplacian_rows(n, t, rng):
