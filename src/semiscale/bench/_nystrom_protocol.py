@@ -24,7 +24,11 @@ from ._measure import measure
 #: Paper-000 dataset names in Table 2's order.
 PAPER_DATASETS = tuple(paper000.SAMPLE_SIZE)
 #: Our methods: the paper's five, then two references not in its tables.
-METHODS = paper000.METHODS + ("LapRLS-direct", "Nyström-PCG (paper P)")
+METHODS = paper000.METHODS + (
+    "LapRLS-direct",
+    "Nyström-PCG (paper P)",
+    "Nyström-PCG (uniform centers)",
+)
 EXACT_METHODS = ("LapRLS-CG", "LapRLS-PCG", "LapRLS-direct")
 
 
@@ -232,6 +236,10 @@ def build_estimator(method, params, *, name, n_train, s, seed, protocol):
         return NystromLapRLSRegressor(**common, **nys, solver="cg", max_iter=protocol.cg_max_iter)
     if method == "Nyström-PCG":
         return NystromLapRLSRegressor(**common, **nys, solver="pcg", max_iter=protocol.pcg_max_iter)
+    if method == "Nyström-PCG (uniform centers)":
+        return NystromLapRLSRegressor(
+            **common, **nys, labeled_centers=False, solver="pcg", max_iter=protocol.pcg_max_iter
+        )
     if method == "Nyström-PCG (paper P)":
         return NystromLapRLSRegressor(
             **common, **nys, solver="pcg", preconditioner="paper", max_iter=protocol.cg_max_iter
@@ -269,6 +277,11 @@ def method_repeats(method, name, n_train, repeats, protocol):
             return [], f"not run for time ({p.nystrom_cg_skip[name]})"
         if n_train > p.nystrom_cg_all_repeats_max_n:
             return all_r[:1], f"repeat 0 only (n_train > {p.nystrom_cg_all_repeats_max_n})"
+    if method == "Nyström-PCG (uniform centers)":
+        if n_labeled(n_train, p) > n_centers(name, n_train, p):
+            return [], "not run (m > s: the labeled points are not made centers, as in Nyström-PCG)"
+        if repeats > 1:
+            return all_r[:1], "repeat 0 only (a reference, not in the paper's tables)"
     if method == "Nyström-PCG (paper P)":
         if name in p.paper_p_skip:
             return [], f"not run for time ({p.paper_p_skip[name]})"

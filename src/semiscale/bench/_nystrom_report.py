@@ -11,7 +11,7 @@ from . import paper000
 from ._nystrom_protocol import RETIME_BELOW_SECONDS
 
 PAPER_METHODS = paper000.METHODS
-EXTRA_METHODS = ("LapRLS-direct", "Nyström-PCG (paper P)")
+EXTRA_METHODS = ("LapRLS-direct", "Nyström-PCG (paper P)", "Nyström-PCG (uniform centers)")
 MIB = 2**20
 
 
@@ -61,7 +61,12 @@ Protocol (details and reasons in the docstring of `semiscale.bench.nystrom`):
 - Data: dense float64, every feature min-max scaled to [-1, 1] on the training split (svm-scale),
   same map on test; targets = raw label values treated as regression; error = test RMSE.
 - Each repeat r (seed r): random 70/30 train/test, m = 10 % of n_train labeled, s = 10 % of n_train
-  uniform Nyström centers ({skin}). Repeats: {repeats} ({big}); the paper: 30.
+  Nyström centers ({skin}). Repeats: {repeats} ({big}); the paper: 30.
+- Centers: the estimators' default `labeled_centers=True` makes every labeled point a center
+  when m ≤ s, so here (m = s) the centers are the labeled points, themselves a uniform sample of
+  the training split. The paper draws its centers uniformly, independently of the labels: that
+  is the "uniform centers" column (repeat 0). Labeled centers put RLS's span inside LapRLS's
+  and let the preconditioner read their features from chol(K_ss).
 - Graph: 8-NN, heat weights exp(-d²/4) (`KNNGraph(8, "heat", bandwidth=sqrt(2))`), built once per
   repeat on the training split and passed to every method; its time is not in the fit times.
 - Fit time: wall clock of `fit`; peak memory: tracemalloc during the same fit. A fit under
@@ -73,14 +78,16 @@ Protocol (details and reasons in the docstring of `semiscale.bench.nystrom`):
   Nyström-PCG, RLS parameters with RLS; every LapRLS variant uses the same parameters.
 - Methods: RLS-CG, LapRLS-CG (max 300 it.), LapRLS-PCG, Nyström-CG (max 300 it.), Nyström-PCG
   (default "sampled-hessian" preconditioner) as in the paper, plus LapRLS-direct (the exact
-  reference) and Nyström-PCG with the paper's eq. (5)/(6) preconditioner ("paper P"). CG/PCG stop
-  at relative residual 1e-6.
+  reference), Nyström-PCG with the paper's eq. (5)/(6) preconditioner ("paper P") and with
+  the paper's independent uniform centers ("uniform centers"). CG/PCG stop at relative
+  residual 1e-6.
 - Reduced for time (2 shared cores): exact methods only for n_train ≤ {exact_max} ("/" beyond, as
   in the paper), LapRLS-direct on repeat 0 only above n_train {exact_all}; LapRLS-CG only up to
   n_train {exact_cg} (repeat 0 only above {exact_cg_all}); LapRLS-PCG only up to {exact_pcg} (its
   s = n sampled-Hessian preconditioner factors dense n × n matrices); Nyström-CG on repeat 0 only
   above n_train {nys_cg}, not run on cod-rna, connect-4, skin_nonskin; Nyström-PCG capped at
-  {pcg_cap} iterations; "paper P" on repeat 0 only, not on skin_nonskin; repeats reduced to
+  {pcg_cap} iterations; "paper P" on repeat 0 only, not on skin_nonskin; "uniform centers" on
+  repeat 0 only, not on skin_nonskin (m > s there: same centers as Nyström-PCG); repeats reduced to
   {reduced}; CV subsample ≤ {cv_max} points (not 8,000: {cv_fits} O(n s²) Nyström-PCG fits per
   dataset). `[r=k]` marks a cell averaged over k repeats only.
 - Not available: w7a, YearPrediction (paper numbers only). ijcnn1 = our `ijcnn1_val` (14,990 rows,

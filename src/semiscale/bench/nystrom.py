@@ -17,7 +17,11 @@ Protocol (every deviation from the paper is listed here and at the top of each .
   test split.  Targets are the raw label values, treated as regression; error = test RMSE.
 * **Splits**: repeat ``r`` uses seed ``r``: a random 70/30 train/test split,
   ``m = round(0.1 n_train)`` labeled training points (the rest get ``y = NaN``) and
-  ``s = ceil(0.1 n_train)`` uniform Nyström centers.  5 repeats (the paper: 30).  Exception:
+  ``s = ceil(0.1 n_train)`` Nyström centers: the estimators' default ``labeled_centers=True``
+  makes every labeled point a center when ``m <= s``, so here the centers are the labeled points
+  (a uniform sample of the training split, as the paper's centers, but not independent of the
+  labels; the paper's independent uniform centers are the "uniform centers" reference column,
+  repeat 0).  5 repeats (the paper: 30).  Exception:
   skin_nonskin uses ``s = 3000`` (``s = 0.1 n`` = 17k centers needs K_ss alone = 2.3 GB, above the
   2 GB memory target) and a 1 GB ``memory_budget`` so that K_ns (n x s) is recomputed in blocks
   instead of being cached.
@@ -44,8 +48,9 @@ Protocol (every deviation from the paper is listed here and at the top of each .
   Nyström-CG ``NystromLapRLSRegressor(solver="cg", max_iter=300)``; Nyström-PCG
   ``NystromLapRLSRegressor(solver="pcg")`` (default "sampled-hessian" preconditioner); plus
   LapRLS-direct (the exact reference) and Nyström-PCG with the paper's eq. (5)/(6)
-  preconditioner (``preconditioner="paper"``, centers' graph built like the full one), which are
-  not in the paper's tables.  Exact (full-problem) methods use ``memory_budget="12GB"``; Nyström
+  preconditioner (``preconditioner="paper"``, centers' graph built like the full one) and
+  Nyström-PCG with ``labeled_centers=False`` ("uniform centers"), which are not in the paper's
+  tables.  Exact (full-problem) methods use ``memory_budget="12GB"``; Nyström
   methods and RLS ``"4GB"`` (Nyström on skin_nonskin: ``"1GB"``; RLS forms a dense m x m K_ll,
   2.2 GiB there).
 * **Time budget** (2 shared cores; the full run must stay well under 40 min), applied by

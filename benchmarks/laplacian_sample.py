@@ -1,0 +1,155 @@
+"""Sampled-Hessian preconditioner: how many Laplacian rows t, cached and uncached K_ns.
+
+Usage (both cores, as ``semiscale bench nystrom`` runs):
+
+    OPENBLAS_NUM_THREADS=2 SEMISCALE_DATA=/work/shared/datasets \\
+        python benchmarks/laplacian_sample.py [dataset ...]
+
+Setting: repeat 0 of ``semiscale bench nystrom``'s protocol (70/30 split, svm-scale, 10 %
+labeled, s = 10 % of n_train centers, the labeled points among them, 8-NN heat graph;
+skin_nonskin: s = 3000 and a 1 GB budget, so K_ns is recomputed every iteration) with the
+parameters in ``PARAMS`` (the CV choice of the 2026-11-22 02:06 full run), Nyström-PCG to
+relative residual 1e-6 (cap 50).  For each t in {s/16, s/8, s/4} and the default rule
+(``LAPLACIAN_ROWS_*`` in ``semiscale.solvers.preconditioners``) it records PCG iterations and
+the fit's wall time: the median of 3 fits (1 on skin_nonskin, whose fits take a minute), each
+after one untimed warm-up fit on the small datasets.  Prints a table and writes
+``benchmarks/results/laplacian_sample.{jsonl,md}``.
+"""
+
+import json
+import math
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+from semiscale.bench._nystrom_protocol import (
+    Protocol,
+    build_estimator,
+    load_data,
+    make_graph,
+    n_centers,
+    prepare_split,
+    rmse,
+)
+from semiscale.solvers import preconditioners
+
+RESULTS = Path(__file__).parent / "results"
+#: CV choice of the full ``semiscale bench nystrom`` run started 2026-11-22 02:06
+#: (``benchmarks/results/nystrom_table2.md`` of that run), pinned so reruns measure the same
+#: problems.
+PARAMS = {
+    "madelon": {"gamma": 0.02301, "ambient_reg": 0.01, "intrinsic_reg": 0.001},
+    "space_ga": {"gamma": 0.1307, "ambient_reg": 1e-6, "intrinsic_reg": 0.1},
+    "abalone": {"gamma": 0.3003, "ambient_reg": 1e-4, "intrinsic_reg": 0.1},
+    "phishing": {"gamma": 0.0015625, "ambient_reg": 1e-4, "intrinsic_reg": 1.0},
+    "a8a": {"gamma": 0.00048828125, "ambient_reg": 1e-4, "intrinsic_reg": 10.0},
+    "a9a": {"gamma": 0.001953125, "ambient_reg": 1e-4, "intrinsic_reg": 10.0},
+    "ijcnn1": {"gamma": 0.05176, "ambient_reg": 1e-4, "intrinsic_reg": 0.001},
+    "cod-rna": {"gamma": 0.06616, "ambient_reg": 1e-4, "intrinsic_reg": 0.001},
+    "connect-4": {"gamma": 0.001302, "ambient_reg": 1e-4, "intrinsic_reg": 10.0},
+    "skin_nonskin": {"gamma": 1.889, "ambient_reg": 1e-6, "intrinsic_reg": 10.0},
+}
+DATASETS = {"ijcnn1": "ijcnn1_val"}
+SLOW = {"skin_nonskin"}
+
+
+def _rows_for(label, s):
+    if label == "default":
+        return None
+    return max(1, math.ceil(s / int(label.split("/")[1])))
+
+
+def run(name, protocol):
+    X, y = load_data(DATASETS.get(name, name), protocol)
+    split = prepare_split(X, y, 0, protocol)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        laplacian = make_graph(protocol, 0).fit(split.X_train).laplacian_
+    s = n_centers(name, split.n_train, protocol)
+    n_fits = 1 if name in SLOW else 3
+    rows = []
+    for label in ("s/16", "s/8", "s/4", "default"):
+        times, est = [], None
+        for i in range(n_fits + (0 if name in SLOW else 1)):
+            est = build_estimator(
+                "Nyström-PCG",
+                {"laprls": PARAMS[name], "rls": {}},
+                name=name,
+                n_train=split.n_train,
+                s=s,
+                seed=0,
+                protocol=protocol,
+            )
+            t = _rows_for(label, s)
+            if t is not None:
+                est.set_params(preconditioner_options={"n_rows": t})
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                start = time.perf_counter()
+                est.fit(split.X_train, split.y_observed, laplacian=laplacian)
+                seconds = time.perf_counter() - start
+            if name in SLOW or i > 0:  # the first fit of a small dataset warms up
+                times.append(seconds)
+        cached = bool(est.solver_info_.get("cached"))
+        if label == "default":
+            t = preconditioners._default_laplacian_rows(
+                SimpleNamespace(n_centers_=s, cached_=cached)
+            )
+        row = dict(
+            dataset=name,
+            n=split.n_train,
+            s=s,
+            K_ns_cached=cached,
+            t_rule=label,
+            t=t,
+            iterations=int(est.n_iter_),
+            converged=bool(est.solver_info_.get("converged")),
+            fit_seconds=round(statistics.median(times), 3),
+            n_fits=len(times),
+            test_rmse=round(rmse(est.predict(split.X_test), split.y_test), 5),
+        )
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def _cell(row):
+    star = "" if row["converged"] else "*"
+    return f"{row['iterations']}{star} / {row['fit_seconds']}"
+
+
+def main(names):
+    protocol = Protocol()
+    rows = [row for name in names for row in run(name, protocol)]
+    with open(RESULTS / "laplacian_sample.jsonl", "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    lines = [
+        "# Sampled-Hessian preconditioner: Laplacian sample size t",
+        "",
+        "Command: `OPENBLAS_NUM_THREADS=2 SEMISCALE_DATA=/work/shared/datasets "
+        "python benchmarks/laplacian_sample.py`",
+        "",
+        "Repeat 0 of the `semiscale bench nystrom` protocol (labeled points as centers), "
+        "parameters pinned in the script; PCG to 1e-6 (cap 50). Cells: iterations / fit wall "
+        "seconds (median of 3 after a warm-up fit; skin_nonskin: 1 fit). 2 shared cores: "
+        "times are noisy.",
+        "",
+        "| dataset | n | s | K_ns cached | t = s/16 | t = s/8 | t = s/4 | default t | default |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for i in range(0, len(rows), 4):
+        a, b, c, d = rows[i : i + 4]
+        lines.append(
+            f"| {a['dataset']} | {a['n']} | {a['s']} | {'yes' if a['K_ns_cached'] else 'no'} "
+            f"| {_cell(a)} | {_cell(b)} | {_cell(c)} | {d['t']} | {_cell(d)} |"
+        )
+    lines += ["", "`*` = not converged within 50 iterations."]
+    (RESULTS / "laplacian_sample.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or list(PARAMS))
