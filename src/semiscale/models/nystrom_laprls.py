@@ -41,9 +41,8 @@ _NEEDS_CENTER_GRAPH = {"paper", "paper5", "paper6", "falkon"}
 
 #: Up to this many centers the fit runs with single-threaded BLAS: its s × s factorizations
 #: take milliseconds, and waking OpenBLAS's threads for each costs more than they save
-#: (measured on 2 cores, same process, median of 15 fits: madelon s = 140 0.021 s vs 0.034 s,
-#: abalone s = 293 0.024 vs 0.032, ijcnn1 s = 1050 0.26 vs 0.30; a8a s = 1589 1.07 vs 0.76).
-#: Kernel blocks still use ``n_jobs`` threads.
+#: (``benchmarks/blas_threads.py`` → ``benchmarks/results/blas_threads.md``).  Kernel blocks
+#: still use ``n_jobs`` threads.
 SINGLE_THREAD_BLAS_MAX_CENTERS = 1200
 
 
