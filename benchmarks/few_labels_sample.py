@@ -5,7 +5,8 @@ Usage (one BLAS thread):
     OPENBLAS_NUM_THREADS=1 python benchmarks/few_labels_sample.py
 
 Setting: the ``semiscale demo`` configuration on the shipped a9a: 8000 random training rows
-(seed 0), 100 or 400 stratified labels, s = 800 uniform centers, 8-NN heat graph, RBF with the
+(seed 0), 100 or 400 stratified labels, s = 800 centers (the labeled points and uniform draws:
+``labeled_centers=True``, the default since 2026-11-22), 8-NN heat graph, RBF with the
 median heuristic, ambient_reg 1e-4, intrinsic_reg 10; ``NystromLapRLSClassifier`` with
 ``preconditioner_options={"n_rows": t}`` for t ∈ {100 (= s/8, the default), 200, 400, 800}.
 Fit time is the median of 3; accuracy on a9a's test split.  Writes
