@@ -15,48 +15,23 @@ fit, median of ``N_FITS`` fits each (kernel blocks use every core either way).  
 import json
 import statistics
 import sys
-import time
-import warnings
 from pathlib import Path
 
-from laplacian_sample import DATASETS, PARAMS
+from laplacian_sample import PARAMS
 
 import semiscale.models.nystrom_laprls as nystrom_laprls
-from semiscale.bench._nystrom_protocol import (
-    Protocol,
-    build_estimator,
-    load_data,
-    make_graph,
-    n_centers,
-    prepare_split,
-)
+from semiscale.bench._nystrom_protocol import Protocol, fit_nystrom_pcg, repeat_problem, write_jsonl
 
 RESULTS = Path(__file__).parent / "results"
 N_FITS = {"madelon": 15, "space_ga": 15, "abalone": 15, "phishing": 7, "ijcnn1": 7, "a8a": 5}
 
 
 def run(name, protocol):
-    X, y = load_data(DATASETS.get(name, name), protocol)
-    split = prepare_split(X, y, 0, protocol)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        laplacian = make_graph(protocol, 0).fit(split.X_train).laplacian_
-    s = n_centers(name, split.n_train, protocol)
+    problem = repeat_problem(name, protocol)
 
     def fit(single):
         nystrom_laprls.SINGLE_THREAD_BLAS_MAX_CENTERS = 10**9 if single else 0
-        est = build_estimator(
-            "Nyström-PCG",
-            {"laprls": PARAMS[name], "rls": {}},
-            name=name,
-            n_train=split.n_train,
-            s=s,
-            seed=0,
-            protocol=protocol,
-        )
-        start = time.perf_counter()
-        est.fit(split.X_train, split.y_observed, laplacian=laplacian)
-        return time.perf_counter() - start
+        return fit_nystrom_pcg(problem, PARAMS[name], protocol)[1]
 
     fit(True)
     times = {True: [], False: []}
@@ -65,8 +40,8 @@ def run(name, protocol):
             times[single].append(fit(single))
     row = dict(
         dataset=name,
-        n=split.n_train,
-        s=s,
+        n=problem.split.n_train,
+        s=problem.n_centers,
         n_fits=N_FITS[name],
         seconds_single=round(statistics.median(times[True]), 4),
         seconds_all=round(statistics.median(times[False]), 4),
@@ -80,8 +55,7 @@ def main(names):
     protocol = Protocol()
     rows = [run(name, protocol) for name in names]
     nystrom_laprls.SINGLE_THREAD_BLAS_MAX_CENTERS = default
-    with open(RESULTS / "blas_threads.jsonl", "w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
+    write_jsonl(RESULTS / "blas_threads.jsonl", rows)
     lines = [
         "# Nyström-PCG fit: single-threaded BLAS vs every BLAS thread",
         "",

@@ -20,19 +20,15 @@ import json
 import math
 import statistics
 import sys
-import time
-import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
 from semiscale.bench._nystrom_protocol import (
     Protocol,
-    build_estimator,
-    load_data,
-    make_graph,
-    n_centers,
-    prepare_split,
+    fit_nystrom_pcg,
+    repeat_problem,
     rmse,
+    write_jsonl,
 )
 from semiscale.solvers import preconditioners
 
@@ -52,7 +48,6 @@ PARAMS = {
     "connect-4": {"gamma": 0.001302, "ambient_reg": 1e-4, "intrinsic_reg": 10.0},
     "skin_nonskin": {"gamma": 1.889, "ambient_reg": 1e-6, "intrinsic_reg": 10.0},
 }
-DATASETS = {"ijcnn1": "ijcnn1_val"}
 SLOW = {"skin_nonskin"}
 
 
@@ -63,44 +58,28 @@ def _rows_for(label, s):
 
 
 def run(name, protocol):
-    X, y = load_data(DATASETS.get(name, name), protocol)
-    split = prepare_split(X, y, 0, protocol)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        laplacian = make_graph(protocol, 0).fit(split.X_train).laplacian_
-    s = n_centers(name, split.n_train, protocol)
+    problem = repeat_problem(name, protocol)
+    s = problem.n_centers
     n_fits = 1 if name in SLOW else 3
+    warm_up = 0 if name in SLOW else 1
     rows = []
     for label in ("s/16", "s/8", "s/4", "default"):
-        times, est = [], None
-        for i in range(n_fits + (0 if name in SLOW else 1)):
-            est = build_estimator(
-                "Nyström-PCG",
-                {"laprls": PARAMS[name], "rls": {}},
-                name=name,
-                n_train=split.n_train,
-                s=s,
-                seed=0,
-                protocol=protocol,
-            )
-            t = _rows_for(label, s)
-            if t is not None:
-                est.set_params(preconditioner_options={"n_rows": t})
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                start = time.perf_counter()
-                est.fit(split.X_train, split.y_observed, laplacian=laplacian)
-                seconds = time.perf_counter() - start
-            if name in SLOW or i > 0:  # the first fit of a small dataset warms up
-                times.append(seconds)
+        t = _rows_for(label, s)
+        options = {} if t is None else {"preconditioner_options": {"n_rows": t}}
+        fits = [
+            fit_nystrom_pcg(problem, PARAMS[name], protocol, **options)
+            for _ in range(warm_up + n_fits)
+        ]
+        est = fits[-1][0]
+        times = [seconds for _, seconds in fits[warm_up:]]
         cached = bool(est.solver_info_.get("cached"))
-        if label == "default":
+        if t is None:
             t = preconditioners._default_laplacian_rows(
                 SimpleNamespace(n_centers_=s, cached_=cached)
             )
         row = dict(
             dataset=name,
-            n=split.n_train,
+            n=problem.split.n_train,
             s=s,
             K_ns_cached=cached,
             t_rule=label,
@@ -109,7 +88,7 @@ def run(name, protocol):
             converged=bool(est.solver_info_.get("converged")),
             fit_seconds=round(statistics.median(times), 3),
             n_fits=len(times),
-            test_rmse=round(rmse(est.predict(split.X_test), split.y_test), 5),
+            test_rmse=round(rmse(est.predict(problem.split.X_test), problem.split.y_test), 5),
         )
         print(json.dumps(row), flush=True)
         rows.append(row)
@@ -124,8 +103,7 @@ def _cell(row):
 def main(names):
     protocol = Protocol()
     rows = [row for name in names for row in run(name, protocol)]
-    with open(RESULTS / "laplacian_sample.jsonl", "w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
+    write_jsonl(RESULTS / "laplacian_sample.jsonl", rows)
     lines = [
         "# Sampled-Hessian preconditioner: Laplacian sample size t",
         "",

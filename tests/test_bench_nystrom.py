@@ -70,3 +70,30 @@ def test_time_budget_plan():
     assert nb.method_repeats("Nyström-CG", "skin_nonskin", 171540, 2, p)[0] == []
     assert nb.n_centers("skin_nonskin", 171540, p) == 3000
     assert nb.n_centers("a9a", 22792, p) == 2280
+
+
+def test_repeat_problem_and_fit_helper_for_benchmark_scripts(tmp_path):
+    import json
+
+    import numpy as np
+
+    from semiscale.bench._nystrom_protocol import (
+        fit_nystrom_pcg,
+        quick_protocol,
+        repeat_problem,
+        write_jsonl,
+    )
+
+    protocol = quick_protocol()  # 500-point subsample
+    problem = repeat_problem("ijcnn1", protocol)  # paper name -> ijcnn1_val
+    split = problem.split
+    assert problem.laplacian.shape == (split.n_train, split.n_train)
+    assert problem.n_centers == int(np.ceil(0.1 * split.n_train))
+    params = {"gamma": 0.05, "ambient_reg": 1e-4, "intrinsic_reg": 1.0}
+    est, seconds = fit_nystrom_pcg(problem, params, protocol, max_iter=7)
+    assert seconds > 0 and est.max_iter == 7 and est.solver_info_["converged"]
+    labeled = np.flatnonzero(np.isfinite(split.y_observed))
+    assert np.isin(labeled, est.center_index_).all()  # m <= s: labeled points are centers
+    write_jsonl(tmp_path / "rows.jsonl", [{"a": 1}, {"b": 2.5}])
+    lines = (tmp_path / "rows.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == [{"a": 1}, {"b": 2.5}]

@@ -5,6 +5,7 @@ See :mod:`semiscale.bench.nystrom` for the protocol and the reasons behind every
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
@@ -195,6 +196,60 @@ def make_graph(protocol, seed=0):
 
 def rmse(a, b) -> float:
     return float(np.sqrt(np.mean((np.asarray(a) - np.asarray(b)) ** 2)))
+
+
+@dataclass
+class Problem:
+    """One repeat of the protocol on one dataset, ready to fit (for benchmark scripts)."""
+
+    name: str
+    split: Split
+    laplacian: object
+    n_centers: int
+
+
+def repeat_problem(name: str, protocol: Protocol, seed: int = 0) -> Problem:
+    """Repeat ``seed`` of ``name`` (a paper-000 name): split, graph Laplacian and s.
+
+    What every repeat of :mod:`semiscale.bench.nystrom` builds, for the scripts in
+    ``benchmarks/`` that measure one part of it; graph warnings (disconnected components)
+    are silenced, the bench itself reports them.
+    """
+    X, y = load_data(paper000.DATASET_NAMES.get(name) or name, protocol)
+    split = prepare_split(X, y, seed, protocol)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        laplacian = make_graph(protocol, seed).fit(split.X_train).laplacian_
+    return Problem(name, split, laplacian, n_centers(name, split.n_train, protocol))
+
+
+def fit_nystrom_pcg(problem: Problem, params: dict, protocol: Protocol, **options):
+    """Fit the bench's Nyström-PCG with LapRLS ``params`` (and ``set_params(**options)``).
+
+    Returns the fitted estimator and the fit's wall seconds; warnings are silenced.
+    """
+    est = build_estimator(
+        "Nyström-PCG",
+        {"laprls": params, "rls": {}},
+        name=problem.name,
+        n_train=problem.split.n_train,
+        s=problem.n_centers,
+        seed=problem.split.seed,
+        protocol=protocol,
+    )
+    est.set_params(**options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        est.fit(problem.split.X_train, problem.split.y_observed, laplacian=problem.laplacian)
+        seconds = time.perf_counter() - start
+    return est, seconds
+
+
+def write_jsonl(path, rows) -> None:
+    """One JSON object per line (the benchmark scripts' raw results)."""
+    with open(path, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
 
 
 # ------------------------------------------------------------------------------- methods
