@@ -11,8 +11,10 @@ LapRLS objective over that span solves (paper 000 eq. 4)
 with λ_A = l·ambient_reg and λ_I = l·intrinsic_reg/tr(L) (DESIGN.md §3).  H·α is computed in row
 blocks without storing K_ns (eq. 7; K_ns is cached when it fits the memory budget), so memory
 is O(n + s²) and each CG iteration costs O(n·s·d).  The default preconditioner
-(``"sampled-hessian"``) writes H = Tᵀ G T with T = chol(K_ss) and estimates G from 2s sampled rows
-of the real graph; paper 000's eq. (5)/(6) are available as ``"paper"``/``"paper5"``/``"paper6"``.
+(``"sampled-hessian"``) writes H = Tᵀ G T with T = chol(K_ss), G's labeled term exact and its
+graph term estimated from a row sample of the real graph; paper 000's eq. (5)/(6) are available
+as ``"paper"``/``"paper5"``/``"paper6"``.  By default the labeled points are among the centers
+(``labeled_centers``).
 """
 
 from __future__ import annotations

@@ -336,7 +336,10 @@ def sampled_hessian_preconditioner(
     ``√c_r φ_r`` per sampled point.  Cost: ``Φ`` rows for the ``m' + |U|`` points
     (``m'`` labeled, ``|U| ≈ t(k + 1)``; a triangular solve, ``s²`` flops per row, plus their kernel
     rows unless ``K_ns`` is cached) and ``s²`` flops per Gram row, in chunks under the operator's
-    memory budget; plus the two ``s³/3`` Cholesky factorizations of ``K_ss`` and ``Ĝ``.
+    memory budget; plus the two ``s³/3`` Cholesky factorizations of ``K_ss`` and ``Ĝ``.  Points
+    that are centers cost nothing of this: their features are rows of ``T``'s transpose
+    (:func:`_features_t`), and with every center labeled the labeled term is ``TTᵀ``
+    (``lauum``, ``s³/3``).
 
     Why the labeled term is exact by default: the labeled block ``Φ_mᵀΦ_m`` dominates ``H`` for
     the paper's ``m = s = 0.1 n``, and a rank-``t`` subsample of it (``t < s``) leaves most of
