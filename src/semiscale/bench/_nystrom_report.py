@@ -88,8 +88,8 @@ Protocol (details and reasons in the docstring of `semiscale.bench.nystrom`):
   above n_train {nys_cg}, not run on cod-rna, connect-4, skin_nonskin; Nyström-PCG capped at
   {pcg_cap} iterations; "paper P" on repeat 0 only, not on skin_nonskin; "uniform centers" on
   repeat 0 only, not on skin_nonskin (m > s there: same centers as Nyström-PCG); repeats reduced to
-  {reduced}; CV subsample ≤ {cv_max} points (not 8,000: {cv_fits} O(n s²) Nyström-PCG fits per
-  dataset). `[r=k]` marks a cell averaged over k repeats only.
+  {reduced}; CV subsample ≤ {cv_max} points ({cv_override}; {cv_fits} O(n s²) Nyström-PCG fits
+  per dataset). `[r=k]` marks a cell averaged over k repeats only.
 - Not available: w7a, YearPrediction (paper numbers only). ijcnn1 = our `ijcnn1_val` (14,990 rows,
   the paper used 49,990); connect-4 has 67,557 rows here (paper 67,757). The paper's abalone RMSE
   is printed "×10³" in its table (a different target scale); ours is the ring count."""
@@ -103,6 +103,8 @@ def protocol_md(header):
         repeats=p["repeats"],
         big=reduced,
         cv_max=p["cv_max_samples"],
+        cv_override=", ".join(f"{k} {v}" for k, v in p.get("cv_max_override", {}).items())
+        or "no exceptions",
         retime=RETIME_BELOW_SECONDS,
         cv_fits=p["cv_folds"]
         * len(p["gamma_factors"])
