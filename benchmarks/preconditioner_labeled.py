@@ -24,11 +24,9 @@ import numpy as np
 from semiscale.bench._nystrom_protocol import (
     Protocol,
     build_estimator,
-    load_data,
-    make_graph,
-    n_centers,
-    prepare_split,
+    repeat_problem,
     rmse,
+    write_jsonl,
 )
 
 #: Parameters chosen by the first full ``semiscale bench nystrom`` run's CV (2026-11-21, grid
@@ -64,16 +62,13 @@ PARAMS = {
         "rls": {"gamma": 0.0078125, "ambient_reg": 0.01},
     },
 }
-DATASETS = {"ijcnn1": "ijcnn1_val"}
 RESULTS = Path(__file__).parent / "results"
 DEFAULT = ["madelon", "space_ga", "abalone", "phishing", "ijcnn1", "a8a", "a9a"]
 
 
 def run(name, params, protocol):
-    X, y = load_data(DATASETS.get(name, name), protocol)
-    split = prepare_split(X, y, 0, protocol)
-    laplacian = make_graph(protocol, 0).fit(split.X_train).laplacian_
-    s = n_centers(name, split.n_train, protocol)
+    problem = repeat_problem(name, protocol)
+    split, laplacian, s = problem.split, problem.laplacian, problem.n_centers
     m = int(np.isfinite(split.y_observed).sum())
     rows = []
     for fraction in (1 / 16, 1 / 8, 1 / 4):
@@ -121,8 +116,7 @@ def _cell(row):
 def main(names):
     protocol = Protocol()
     rows = [row for name in names for row in run(name, PARAMS[name], protocol)]
-    with open(RESULTS / "preconditioner_labeled.jsonl", "w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
+    write_jsonl(RESULTS / "preconditioner_labeled.jsonl", rows)
     lines = [
         "# Sampled-Hessian preconditioner: labeled term subsampled (t rows) vs exact",
         "",

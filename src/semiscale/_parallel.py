@@ -3,8 +3,8 @@
 NumPy's elementwise passes (the RBF block's norms and ``exp``) run on one core; BLAS runs on
 all of them.  Splitting a product's rows into one contiguous chunk per core, each worker
 computing its chunk with single-threaded BLAS, keeps every core busy in both (ufuncs and BLAS
-release the GIL on large arrays).  Used by :mod:`semiscale.linalg.blocked` and the brute-force
-kNN search.
+release the GIL on large arrays).  Used by :mod:`semiscale.linalg.blocked`, the Nyström
+estimators and the brute-force kNN search.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 __all__ = ["blas_threads", "resolve_n_jobs", "row_chunks", "run_chunks"]
 
@@ -52,7 +51,7 @@ def run_chunks(work, chunks) -> list:
     chunks = list(chunks)
     if len(chunks) <= 1:
         return [work(c) for c in chunks]
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(len(chunks)) as pool:
+    with blas_threads(1), ThreadPoolExecutor(len(chunks)) as pool:
         futures = [pool.submit(work, c) for c in chunks]
         return [f.result() for f in futures]
 

@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from .._memory import block_rows, parse_memory_budget, row_slices
+from .._parallel import blas_threads
 
 #: Row-block cap of the brute-force search (keeps blocks cache friendly and threads balanced).
 _MAX_BLOCK_ROWS = 512
@@ -205,7 +205,7 @@ def _kneighbors_brute(
         dist2[s] = np.take_along_axis(d2, order, axis=1)
 
     slices = list(row_slices(m, rows))
-    with threadpool_limits(limits=1 if workers > 1 else None, user_api="blas"):
+    with blas_threads(1 if workers > 1 else None):
         if workers == 1:
             for s in slices:
                 block(s)
