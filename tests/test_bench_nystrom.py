@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from semiscale.bench import nystrom as nb
 from semiscale.cli import main
@@ -97,3 +98,38 @@ def test_repeat_problem_and_fit_helper_for_benchmark_scripts(tmp_path):
     write_jsonl(tmp_path / "rows.jsonl", [{"a": 1}, {"b": 2.5}])
     lines = (tmp_path / "rows.jsonl").read_text().splitlines()
     assert [json.loads(line) for line in lines] == [{"a": 1}, {"b": 2.5}]
+
+
+def test_cv_refines_and_scores_inductively():
+    import math
+    from dataclasses import replace
+
+    from semiscale.bench._nystrom_protocol import (
+        _midpoints,
+        cross_validate,
+        quick_protocol,
+        repeat_problem,
+    )
+
+    assert _midpoints([1e-3, 0.1, 10.0], 0.1) == pytest.approx([0.01, 1.0])
+    assert _midpoints([1e-3, 0.1, 10.0], 10.0) == pytest.approx([1.0])
+    assert _midpoints([1e-4], 1e-4) == []
+
+    protocol = quick_protocol()  # gamma x 1, ambient_reg 1e-4, intrinsic_reg in {1, 10}
+    split = repeat_problem("ijcnn1", protocol).split
+    cv = cross_validate("ijcnn1", split, protocol)
+    stage2 = [r for r in cv["grid"]["laprls"] if r["stage"] == 2]
+    # intrinsic_reg's one midpoint; ambient_reg has no grid neighbour, RLS likewise.
+    assert [r["intrinsic_reg"] for r in stage2] == pytest.approx([math.sqrt(10)])
+    assert all(r["stage"] == 1 for r in cv["grid"]["rls"])
+    best = min(cv["grid"]["laprls"], key=lambda r: r["cv_rmse"])
+    assert cv["params"]["laprls"]["intrinsic_reg"] == best["intrinsic_reg"]
+
+    plain = cross_validate("ijcnn1", split, replace(protocol, cv_refine=False))
+    assert len(plain["grid"]["laprls"]) == 2
+    inductive = cross_validate("ijcnn1", split, replace(protocol, cv_inductive=True))
+    # RLS ignores the unlabeled points: both scorings agree; LapRLS's graph differs.
+    assert inductive["cv_rmse"]["rls"] == pytest.approx(cv["cv_rmse"]["rls"], rel=1e-6)
+    lap = [r["cv_rmse"] for r in cv["grid"]["laprls"][:2]]
+    lap_inductive = [r["cv_rmse"] for r in inductive["grid"]["laprls"][:2]]
+    assert not np.allclose(lap, lap_inductive, rtol=1e-6)

@@ -283,3 +283,25 @@ def test_iterations_on_a9a(capsys):
             print(f"\na9a n={n} ambient_reg={ambient_reg} intrinsic_reg={intrinsic_reg}: {iters}")
         assert iters["sampled-hessian"] <= 12
         assert iters["paper"] <= 60 < iters[None]
+
+
+def test_sampled_hessian_sample_grows_with_the_graph_share():
+    from semiscale.solvers import preconditioners as pc
+
+    t0 = int(np.ceil(25 * pc.LAPLACIAN_ROWS_FRACTION))
+    # A weak graph term: the default sample, and the share it carries is reported.
+    weak, *_ = setup(lam=(1e-2, 1e-6))
+    P = make_preconditioner("sampled-hessian", weak, random_state=0)
+    assert P.laplacian_rows_ == t0 and 0 < P.graph_trace_share_ < pc.GRAPH_SHARE_REFERENCE
+    # A dominant graph term: the sample grows by the full factor ...
+    strong, *_ = setup(lam=(1e-2, 10.0))
+    P = make_preconditioner("sampled-hessian", strong, random_state=0)
+    t_grown = int(np.ceil(t0 * pc.LAPLACIAN_ROWS_MAX_GROWTH))
+    assert P.graph_trace_share_ > 0.5 and P.laplacian_rows_ == t_grown
+    # ... and the grown estimate is exactly the one drawn at that size from the start (the
+    # first rows are re-weighted, not biased).
+    direct = make_preconditioner("sampled-hessian", strong, n_rows=t_grown, random_state=0)
+    np.testing.assert_allclose(P.dense(), direct.dense(), rtol=1e-10)
+    # An explicit n_rows is kept.
+    P = make_preconditioner("sampled-hessian", strong, n_rows=5, random_state=0)
+    assert P.laplacian_rows_ == 5

@@ -74,7 +74,7 @@ Protocol (details and reasons in the docstring of `semiscale.bench.nystrom`):
   that second fit is timed.
 - Hyper-parameters by 3-fold CV on the labeled points of a ≤ {cv_max} point subsample of repeat 0's
   training split (never the test split): gamma = gamma_median × {{{gammas}}}, ambient_reg ∈
-  {{{ambients}}}, intrinsic_reg ∈ {{{intrinsics}}}; LapRLS parameters chosen with
+  {{{ambients}}}, intrinsic_reg ∈ {{{intrinsics}}}{refine}; LapRLS parameters chosen with
   Nyström-PCG, RLS parameters with RLS; every LapRLS variant uses the same parameters.
 - Methods: RLS-CG, LapRLS-CG (max 300 it.), LapRLS-PCG, Nyström-CG (max 300 it.), Nyström-PCG
   (default "sampled-hessian" preconditioner) as in the paper, plus LapRLS-direct (the exact
@@ -113,6 +113,13 @@ def protocol_md(header):
         gammas=", ".join(_factor(g) for g in p["gamma_factors"]),
         ambients=", ".join(f"{a:g}" for a in p["ambient_grid"]),
         intrinsics=", ".join(f"{i:g}" for i in p["intrinsic_grid"]),
+        refine=(
+            "; then a second stage tries each regularization parameter (LapRLS intrinsic_reg, "
+            "then ambient_reg; RLS ambient_reg) at the geometric midpoints around its best "
+            "value (×√10 for intrinsic_reg, ×10 for ambient_reg)"
+            if p.get("cv_refine")
+            else ""
+        ),
         exact_max=p["exact_max_n"],
         exact_all=p["exact_all_repeats_max_n"],
         exact_cg=p["exact_cg_max_n"],

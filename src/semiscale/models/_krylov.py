@@ -70,6 +70,9 @@ def solve_hessian_system(
         precond = make_preconditioner(preconditioner, hessian, **(preconditioner_options or {}))
         info["preconditioner"] = preconditioner
         info["preconditioner_jitter"] = getattr(precond, "jitter_", None)
+        if hasattr(precond, "laplacian_rows_"):  # the sampled-Hessian preconditioner
+            info["laplacian_rows"] = precond.laplacian_rows_
+            info["graph_trace_share"] = precond.graph_trace_share_
 
     def report(k, x, residuals):
         if verbose:

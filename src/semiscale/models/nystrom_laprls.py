@@ -186,7 +186,9 @@ _ATTRS_DOC = """
     residuals_ : ndarray of shape (n_iter_ + 1, n_outputs) or None
         Relative residual history.
     solver_info_ : dict
-        Preconditioner, jitter, whether K_ns was cached, number of H products, convergence.
+        Preconditioner, jitter, whether K_ns was cached, number of H products, convergence;
+        for ``"sampled-hessian"`` also ``laplacian_rows`` (the graph sample used) and
+        ``graph_trace_share``.
     transduction_ : ndarray
         Predictions on the training points.
     timings_ : dict

@@ -60,6 +60,16 @@ LAPLACIAN_ROWS_FRACTION = 1 / 8
 LAPLACIAN_ROWS_CAP = 256
 LAPLACIAN_ROWS_FRACTION_UNCACHED = 1 / 4
 
+#: The default sample grows with the graph term's share ``ρ`` of ``Ĝ``'s trace.  The sampled
+#: term's relative error falls like ``1/√t``, so its error relative to ``H`` is about
+#: ``ρ/√t``: above ``GRAPH_SHARE_REFERENCE`` the sample is
+#: ``t · min((ρ / GRAPH_SHARE_REFERENCE)², LAPLACIAN_ROWS_MAX_GROWTH)`` rows.  Measured by
+#: ``benchmarks/laplacian_share.py`` (``benchmarks/results/laplacian_share.md``): at the bench's
+#: parameters ``ρ < 0.011`` on every dataset but phishing; on phishing ``t = s/8`` needs 7–8
+#: PCG iterations at ``ρ ≈ 0.04`` (intrinsic_reg 3.16) and 11–13 at ``ρ ≈ 0.11`` (10).
+GRAPH_SHARE_REFERENCE = 0.05
+LAPLACIAN_ROWS_MAX_GROWTH = 4.0
+
 __all__ = [
     "PRECONDITIONERS",
     "DensePreconditioner",
@@ -299,13 +309,17 @@ def _center_gram(L, pos, weight):
 def _add_gram(G, F_t, weight=1.0):
     """``G += weight · F_t F_tᵀ`` for ``F_t`` of shape (s, r), lower triangle only (BLAS syrk).
 
-    Half the flops of ``F_t @ F_t.T``.  ``G`` (Fortran-ordered) is updated in place; its upper
-    triangle is never read (:class:`FactoredPreconditioner` with ``G_triangle="lower"``).
+    Returns the trace added, ``weight · ‖F_t‖²_F``.  Half the flops of ``F_t @ F_t.T``.
+    ``G`` (Fortran-ordered) is updated in place; its upper triangle is never read
+    (:class:`FactoredPreconditioner` with ``G_triangle="lower"``).
     """
-    if F_t.shape[1]:
-        # Feature blocks come Fortran-ordered from the triangular solves: no copy here.
-        F_t = np.asfortranarray(F_t, dtype=np.float64)
-        sla.blas.dsyrk(weight, F_t, beta=1.0, c=G, trans=0, lower=1, overwrite_c=1)
+    if not F_t.shape[1]:
+        return 0.0
+    # Feature blocks come Fortran-ordered from the triangular solves: no copy here.
+    F_t = np.asfortranarray(F_t, dtype=np.float64)
+    sla.blas.dsyrk(weight, F_t, beta=1.0, c=G, trans=0, lower=1, overwrite_c=1)
+    flat = F_t.ravel(order="F")
+    return weight * float(flat @ flat)
 
 
 def sampled_hessian_preconditioner(
@@ -357,7 +371,12 @@ def sampled_hessian_preconditioner(
     n_rows : int, optional
         Laplacian sample size ``t``; default ``min(⌈s/8⌉, 256)`` when ``K_ns`` is cached,
         ``⌈s/4⌉`` when it is recomputed (:data:`LAPLACIAN_ROWS_FRACTION`;
-        ``benchmarks/results/laplacian_sample.md``).
+        ``benchmarks/results/laplacian_sample.md``); the default then grows, up to 4×, when
+        the sampled graph term carries more than :data:`GRAPH_SHARE_REFERENCE` of ``Ĝ``'s
+        trace (more rows are drawn and the first ones re-weighted: the estimate is the one
+        drawn at the final size).  The returned preconditioner records the size used,
+        ``laplacian_rows_``, and the share, ``graph_trace_share_`` (the labeled trace bounded
+        by ``Σ k(x_l, x_l)``).
     n_labeled_rows : int, optional
         Labeled rows kept; default ``max(4s, ⌈n/4⌉)``: all of them whenever ``m ≤ n/4`` (the
         usual semi-supervised case), a uniform sample beyond (``benchmarks/
@@ -381,38 +400,83 @@ def sampled_hessian_preconditioner(
     L, _ = jittered_cholesky(_float(hessian.kernel_ss()).T, min_pivot=t_min_pivot)
     labeled = hessian.labeled_index_
     rows, w = (labeled, 1.0) if m <= t_J else (rng.choice(labeled, t_J, replace=False), m / t_J)
+    G = None
+    t_used, share = 0, 0.0
+    if hessian.laplacian is not None:
+        # The graph term first, so that the sample can still grow (and its weights change)
+        # before the labeled term is added.
+        G = np.zeros((s, s), order="F")
+        W, c = _edge_form(hessian.laplacian)
+        order = rng.permutation(n)  # every prefix is a uniform sample without replacement
+        t_used = min(t, n)
+        graph_trace = _add_laplacian_rows(G, hessian, L, W, c, order[:t_used], n / t_used)
+        # ‖φ(x)‖² = k_xᵀK_ss⁻¹k_x ≤ k(x, x): the labeled trace is at most this (equal for centers).
+        labeled_trace = w * float(np.sum(hessian.kernel.diag(hessian.X[rows])))
+        share = _share(graph_trace, labeled_trace, hessian.ambient_lambda * s)
+        if n_rows is None and share > GRAPH_SHARE_REFERENCE:
+            growth = min((share / GRAPH_SHARE_REFERENCE) ** 2, LAPLACIAN_ROWS_MAX_GROWTH)
+            t_new = min(n, math.ceil(t_used * growth))
+            if t_new > t_used:
+                # The first t_used rows keep their share of the new, larger sample's estimate.
+                G *= t_used / t_new
+                graph_trace *= t_used / t_new
+                graph_trace += _add_laplacian_rows(
+                    G, hessian, L, W, c, order[t_used:t_new], n / t_new
+                )
+                t_used = t_new
+                share = _share(graph_trace, labeled_trace, hessian.ambient_lambda * s)
     pos = hessian.center_positions(rows)
-    G = _center_gram(L, pos[pos >= 0], w)
+    G_labeled = _center_gram(L, pos[pos >= 0], w)
+    if G is None:
+        G = G_labeled
+    else:
+        G += G_labeled
+        del G_labeled
     rows = rows[pos < 0]
     for sl in _chunks(len(rows), s, 1, hessian):
         _add_gram(G, _features_t(hessian, L, rows[sl]), w)
-    if hessian.laplacian is not None:
-        W, c = _edge_form(hessian.laplacian)
-        R, omega = _laplacian_rows(n, t, rng)
-        degree = W.nnz / max(n, 1) + 1
-        for sl in _chunks(R.size, s, 2 * degree, hessian):
-            Rb, wb = R[sl], omega[sl]
-            half = sp.coo_matrix(W[Rb])  # half-edges (r -> j), weight W_rj / 2 each
-            U = np.union1d(Rb, half.col)
-            pos_r = np.searchsorted(U, Rb)
-            F = _features_t(hessian, L, U)  # (s, |U|)
-            root = np.sqrt(half.data / 2 * wb[half.row])
-            n_edges = half.data.size
-            # Edge incidence rows: +√(w/2) at the sampled point, −√(w/2) at its neighbour.
-            incidence = sp.csr_matrix(
-                (
-                    np.concatenate([root, -root]),
-                    (
-                        np.tile(np.arange(n_edges), 2),
-                        np.concatenate([pos_r[half.row], np.searchsorted(U, half.col)]),
-                    ),
-                ),
-                shape=(n_edges, U.size),
-            )
-            _add_gram(G, np.asarray((incidence @ F.T).T), hessian.intrinsic_lambda)
-            _add_gram(G, F[:, pos_r] * np.sqrt(c[Rb] * wb), hessian.intrinsic_lambda)
     G.flat[:: s + 1] += hessian.ambient_lambda
-    return FactoredPreconditioner(L, G, G_triangle="lower")
+    P = FactoredPreconditioner(L, G, G_triangle="lower")
+    P.laplacian_rows_ = t_used
+    P.graph_trace_share_ = share
+    return P
+
+
+def _share(graph_trace, labeled_trace, ambient_trace):
+    total = graph_trace + labeled_trace + ambient_trace
+    return graph_trace / total if total > 0 else 0.0
+
+
+def _add_laplacian_rows(G, hessian, L, W, c, sample, weight):
+    """Add the graph term of the sampled points ``sample`` with weight ``λ_I · weight``.
+
+    Returns the trace added.  See :func:`sampled_hessian_preconditioner` for the edge form.
+    """
+    R = np.sort(sample)
+    degree = W.nnz / max(W.shape[0], 1) + 1
+    trace = 0.0
+    for sl in _chunks(R.size, L.shape[0], 2 * degree, hessian):
+        Rb = R[sl]
+        half = sp.coo_matrix(W[Rb])  # half-edges (r -> j), weight W_rj / 2 each
+        U = np.union1d(Rb, half.col)
+        pos_r = np.searchsorted(U, Rb)
+        F = _features_t(hessian, L, U)  # (s, |U|)
+        root = np.sqrt(half.data / 2 * weight)
+        n_edges = half.data.size
+        # Edge incidence rows: +√(w/2) at the sampled point, −√(w/2) at its neighbour.
+        incidence = sp.csr_matrix(
+            (
+                np.concatenate([root, -root]),
+                (
+                    np.tile(np.arange(n_edges), 2),
+                    np.concatenate([pos_r[half.row], np.searchsorted(U, half.col)]),
+                ),
+            ),
+            shape=(n_edges, U.size),
+        )
+        trace += _add_gram(G, np.asarray((incidence @ F.T).T), hessian.intrinsic_lambda)
+        trace += _add_gram(G, F[:, pos_r] * np.sqrt(c[Rb] * weight), hessian.intrinsic_lambda)
+    return trace
 
 
 def _default_laplacian_rows(hessian):
@@ -421,13 +485,6 @@ def _default_laplacian_rows(hessian):
     if not getattr(hessian, "cached_", True):
         return max(1, math.ceil(s * LAPLACIAN_ROWS_FRACTION_UNCACHED))
     return max(1, min(math.ceil(s * LAPLACIAN_ROWS_FRACTION), LAPLACIAN_ROWS_CAP))
-
-
-def _laplacian_rows(n, t, rng):
-    """Sampled rows ``R`` (sorted, uniform without replacement) and their weights ``ω = n/t``."""
-    if t >= n:
-        return np.arange(n), np.ones(n)
-    return np.sort(rng.choice(n, t, replace=False)), np.full(t, n / t)
 
 
 def _chunks(n_items, s, rows_per_item, hessian):
