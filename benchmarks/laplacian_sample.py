@@ -21,7 +21,6 @@ import math
 import statistics
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 from semiscale.bench._nystrom_protocol import (
     Protocol,
@@ -30,7 +29,6 @@ from semiscale.bench._nystrom_protocol import (
     rmse,
     write_jsonl,
 )
-from semiscale.solvers import preconditioners
 
 RESULTS = Path(__file__).parent / "results"
 #: CV choice of the full ``semiscale bench nystrom`` run started 2026-11-22 02:06
@@ -74,9 +72,7 @@ def run(name, protocol):
         times = [seconds for _, seconds in fits[warm_up:]]
         cached = bool(est.solver_info_.get("cached"))
         if t is None:
-            t = preconditioners._default_laplacian_rows(
-                SimpleNamespace(n_centers_=s, cached_=cached)
-            )
+            t = est.solver_info_["laplacian_rows"]  # the rule's size, after any growth
         row = dict(
             dataset=name,
             n=problem.split.n_train,

@@ -288,9 +288,10 @@ def test_iterations_on_a9a(capsys):
 def test_sampled_hessian_sample_grows_with_the_graph_share():
     from semiscale.solvers import preconditioners as pc
 
-    t0 = int(np.ceil(25 * pc.LAPLACIAN_ROWS_FRACTION))
     # A weak graph term: the default sample, and the share it carries is reported.
     weak, *_ = setup(lam=(1e-2, 1e-6))
+    t0 = pc._default_laplacian_rows(weak)
+    assert t0 == pc.LAPLACIAN_ROWS_MIN  # s = 25: s/8 is below the floor
     P = make_preconditioner("sampled-hessian", weak, random_state=0)
     assert P.laplacian_rows_ == t0 and 0 < P.graph_trace_share_ < pc.GRAPH_SHARE_REFERENCE
     # A dominant graph term: the sample grows by the full factor ...

@@ -90,6 +90,7 @@ class Protocol:
     max_samples: int | None = None  # quick mode: subsample each dataset first
     speedup_dataset: str = "a9a"
     speedup_n: int = 20000
+    speedup_direct_fits: int = 3
     figure_datasets: tuple = ("madelon", "space_ga", "abalone", "phishing")
     figure_proportions: tuple = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64)
     figure_direct_max_n: int = 4000  # LapRLS-direct in Figure 1 (7 fits per repeat) up to here
@@ -109,6 +110,7 @@ def quick_protocol() -> Protocol:
         cg_max_iter=50,
         max_samples=500,
         speedup_n=400,
+        speedup_direct_fits=1,
         figure_proportions=(0.04, 0.16, 0.64),
         figure_repeats=1,
     )
@@ -384,6 +386,9 @@ def fit_and_score(est, split, laplacian, y_observed=None):
         "rmse": rmse(est.predict(split.X_test), split.y_test),
         "iterations": int(est.n_iter_),
         "converged": bool(info.get("converged", True)),
+        # The sampled-Hessian preconditioner's graph sample and the graph term's trace share.
+        "laplacian_rows": info.get("laplacian_rows"),
+        "graph_trace_share": info.get("graph_trace_share"),
         "final_residual": float(history[-1]) if len(history) else None,
         "residuals": [float(f"{v:.3g}") for v in history],
         "fit_seconds": seconds,

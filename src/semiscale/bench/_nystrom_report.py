@@ -530,9 +530,9 @@ def write_speedup(result, header, out):
         f"Data: {result['dataset']}, {result['rows']}: n = {result['n_train']}, d = {result['d']}, "
         f"m = {result['m']} labeled (10 %), s = {result['s']} centers (10 %); test = the "
         f"{result['n_test']} rows of the repeat-0 test split. One 8-NN heat graph "
-        f"({result['graph_seconds']:.2f} s) passed to both, in the same process; LapRLS-direct "
-        "fitted once, Nyström-PCG three times (median), first with every BLAS thread, then with "
-        "one. "
+        f"({result['graph_seconds']:.2f} s) passed to both, in the same process; each method "
+        "fitted several times (median; the count is in the table), first with every BLAS "
+        "thread, then with one. "
         f"Parameters: {result['params_source']}: {result['params']['laprls']}. LapRLS-direct: "
         "`LapRLSRegressor(solver='direct', memory_budget='12GB')`; Nyström-PCG: "
         "`NystromLapRLSRegressor(solver='pcg')` (sampled-hessian preconditioner).",
@@ -549,7 +549,11 @@ def write_speedup(result, header, out):
                     label,
                     meth,
                     f"{r['fit_seconds']:.2f}"
-                    + (f" (median of {len(times)})" if len(times) > 1 else ""),
+                    + (
+                        f" (median of {len(times)}: {', '.join(f'{t:.2f}' for t in times)})"
+                        if len(times) > 1
+                        else ""
+                    ),
                     r["iterations"],
                     f"{r['rmse']:.4f}",
                     _mib(r["peak_traced_bytes"]),

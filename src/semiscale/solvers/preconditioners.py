@@ -55,9 +55,13 @@ T_MIN_PIVOT = 1e-10
 #: Default Laplacian sample of ``"sampled-hessian"``: ``t = ⌈s/8⌉`` rows, at most
 #: ``LAPLACIAN_ROWS_CAP`` when ``K_ns`` is cached, and ``⌈s/4⌉`` when it is not (then every PCG
 #: iteration recomputes two n × s kernel passes, so a better P pays for itself).  Measured by
-#: ``benchmarks/laplacian_sample.py`` (``benchmarks/results/laplacian_sample.md``).
+#: ``benchmarks/laplacian_sample.py`` (``benchmarks/results/laplacian_sample.md``).  At least
+#: ``LAPLACIAN_ROWS_MIN`` rows (a few hundred features, negligible work): the estimate's noise
+#: depends on ``t`` itself, and ``t = 5`` rows (s = 35, a 500-point ijcnn1 subsample at
+#: intrinsic_reg 1) needed 9 PCG iterations where 20-40 rows need 5-6.
 LAPLACIAN_ROWS_FRACTION = 1 / 8
 LAPLACIAN_ROWS_CAP = 256
+LAPLACIAN_ROWS_MIN = 32
 LAPLACIAN_ROWS_FRACTION_UNCACHED = 1 / 4
 
 #: The default sample grows with the graph term's share ``ρ`` of ``Ĝ``'s trace.  The sampled
@@ -369,8 +373,8 @@ def sampled_hessian_preconditioner(
     ----------
     hessian : NystromLapRLSHessian
     n_rows : int, optional
-        Laplacian sample size ``t``; default ``min(⌈s/8⌉, 256)`` when ``K_ns`` is cached,
-        ``⌈s/4⌉`` when it is recomputed (:data:`LAPLACIAN_ROWS_FRACTION`;
+        Laplacian sample size ``t``; default ``min(⌈s/8⌉, 256)`` (at least 32) when ``K_ns``
+        is cached, ``⌈s/4⌉`` when it is recomputed (:data:`LAPLACIAN_ROWS_FRACTION`;
         ``benchmarks/results/laplacian_sample.md``); the default then grows, up to 4×, when
         the sampled graph term carries more than :data:`GRAPH_SHARE_REFERENCE` of ``Ĝ``'s
         trace (more rows are drawn and the first ones re-weighted: the estimate is the one
@@ -483,8 +487,10 @@ def _default_laplacian_rows(hessian):
     """``t`` by the rule of :data:`LAPLACIAN_ROWS_FRACTION` and its neighbours."""
     s = hessian.n_centers_
     if not getattr(hessian, "cached_", True):
-        return max(1, math.ceil(s * LAPLACIAN_ROWS_FRACTION_UNCACHED))
-    return max(1, min(math.ceil(s * LAPLACIAN_ROWS_FRACTION), LAPLACIAN_ROWS_CAP))
+        t = math.ceil(s * LAPLACIAN_ROWS_FRACTION_UNCACHED)
+    else:
+        t = min(math.ceil(s * LAPLACIAN_ROWS_FRACTION), LAPLACIAN_ROWS_CAP)
+    return max(t, LAPLACIAN_ROWS_MIN)
 
 
 def _chunks(n_items, s, rows_per_item, hessian):
