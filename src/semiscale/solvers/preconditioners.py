@@ -321,9 +321,9 @@ def _add_gram(G, F_t, weight=1.0):
         return 0.0
     # Feature blocks come Fortran-ordered from the triangular solves: no copy here.
     F_t = np.asfortranarray(F_t, dtype=np.float64)
+    before = np.trace(G)  # s strided reads, where ‖F_t‖²_F would read all of F_t again
     sla.blas.dsyrk(weight, F_t, beta=1.0, c=G, trans=0, lower=1, overwrite_c=1)
-    flat = F_t.ravel(order="F")
-    return weight * float(flat @ flat)
+    return float(np.trace(G) - before)
 
 
 def sampled_hessian_preconditioner(
@@ -379,8 +379,7 @@ def sampled_hessian_preconditioner(
         the sampled graph term carries more than :data:`GRAPH_SHARE_REFERENCE` of ``Ĝ``'s
         trace (more rows are drawn and the first ones re-weighted: the estimate is the one
         drawn at the final size).  The returned preconditioner records the size used,
-        ``laplacian_rows_``, and the share, ``graph_trace_share_`` (the labeled trace bounded
-        by ``Σ k(x_l, x_l)``).
+        ``laplacian_rows_``, and the share, ``graph_trace_share_``.
     n_labeled_rows : int, optional
         Labeled rows kept; default ``max(4s, ⌈n/4⌉)``: all of them whenever ``m ≤ n/4`` (the
         usual semi-supervised case), a uniform sample beyond (``benchmarks/
@@ -404,46 +403,48 @@ def sampled_hessian_preconditioner(
     L, _ = jittered_cholesky(_float(hessian.kernel_ss()).T, min_pivot=t_min_pivot)
     labeled = hessian.labeled_index_
     rows, w = (labeled, 1.0) if m <= t_J else (rng.choice(labeled, t_J, replace=False), m / t_J)
-    G = None
+    G = _labeled_gram(hessian, L, rows, w)
+    labeled_trace = float(np.trace(G))  # the diagonal is in G's lower triangle
     t_used, share = 0, 0.0
     if hessian.laplacian is not None:
-        # The graph term first, so that the sample can still grow (and its weights change)
-        # before the labeled term is added.
-        G = np.zeros((s, s), order="F")
         W, c = _edge_form(hessian.laplacian)
         order = rng.permutation(n)  # every prefix is a uniform sample without replacement
         t_used = min(t, n)
         graph_trace = _add_laplacian_rows(G, hessian, L, W, c, order[:t_used], n / t_used)
-        # ‖φ(x)‖² = k_xᵀK_ss⁻¹k_x ≤ k(x, x): the labeled trace is at most this (equal for centers).
-        labeled_trace = w * float(np.sum(hessian.kernel.diag(hessian.X[rows])))
         share = _share(graph_trace, labeled_trace, hessian.ambient_lambda * s)
         if n_rows is None and share > GRAPH_SHARE_REFERENCE:
             growth = min((share / GRAPH_SHARE_REFERENCE) ** 2, LAPLACIAN_ROWS_MAX_GROWTH)
             t_new = min(n, math.ceil(t_used * growth))
             if t_new > t_used:
-                # The first t_used rows keep their share of the new, larger sample's estimate.
-                G *= t_used / t_new
-                graph_trace *= t_used / t_new
-                graph_trace += _add_laplacian_rows(
+                # G = labeled + graph estimate from t_used rows.  For the larger sample those
+                # rows keep a share a = t_used/t_new: G <- a·G + (1 − a)·labeled, with the labeled
+                # term recomputed (only here, where the extra rows cost more than it does).
+                keep = t_used / t_new
+                G *= keep
+                G_labeled = _labeled_gram(hessian, L, rows, w)
+                G_labeled *= 1 - keep
+                G += G_labeled
+                del G_labeled
+                graph_trace = keep * graph_trace + _add_laplacian_rows(
                     G, hessian, L, W, c, order[t_used:t_new], n / t_new
                 )
                 t_used = t_new
                 share = _share(graph_trace, labeled_trace, hessian.ambient_lambda * s)
-    pos = hessian.center_positions(rows)
-    G_labeled = _center_gram(L, pos[pos >= 0], w)
-    if G is None:
-        G = G_labeled
-    else:
-        G += G_labeled
-        del G_labeled
-    rows = rows[pos < 0]
-    for sl in _chunks(len(rows), s, 1, hessian):
-        _add_gram(G, _features_t(hessian, L, rows[sl]), w)
     G.flat[:: s + 1] += hessian.ambient_lambda
     P = FactoredPreconditioner(L, G, G_triangle="lower")
     P.laplacian_rows_ = t_used
     P.graph_trace_share_ = share
     return P
+
+
+def _labeled_gram(hessian, L, rows, weight):
+    """A new ``G`` (lower triangle) holding the labeled term ``weight · Φ_rowsᵀ Φ_rows``."""
+    pos = hessian.center_positions(rows)
+    G = _center_gram(L, pos[pos >= 0], weight)
+    other = rows[pos < 0]
+    for sl in _chunks(len(other), L.shape[0], 1, hessian):
+        _add_gram(G, _features_t(hessian, L, other[sl]), weight)
+    return G
 
 
 def _share(graph_trace, labeled_trace, ambient_trace):
