@@ -126,7 +126,7 @@ def run_real_demo(
     dataset's train split; accuracy on its whole test split.  Kernel: RBF with the median
     heuristic; graph: 8-NN with paper 000's weights exp(−d²/4).  ``make run`` on a9a (seed 0,
     100 labels, 2026-11-22, labeled points among the centers): test accuracy RLS 0.768, exact
-    LapRLS 0.793, Nyström-PCG 0.796 (20 PCG iterations).
+    LapRLS 0.793, Nyström-PCG 0.796 (14 PCG iterations).
     """
     from ..datasets import load_dataset, ssl_split
     from ..graph import KNNGraph
