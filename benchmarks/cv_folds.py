@@ -27,7 +27,6 @@ Writes ``benchmarks/results/cv_folds.{jsonl,md}``.
 import json
 import sys
 import time
-import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,9 +34,9 @@ import numpy as np
 
 from semiscale.bench._nystrom_protocol import (
     Protocol,
-    build_estimator,
     cross_validate,
     fit_nystrom_pcg,
+    fit_rls,
     repeat_problem,
     rmse,
     write_jsonl,
@@ -53,18 +52,7 @@ SCAN_REPEATS = 3
 
 
 def _rls_test(problem, params, protocol):
-    est = build_estimator(
-        "RLS-CG",
-        params,
-        name=problem.name,
-        n_train=problem.split.n_train,
-        s=problem.n_centers,
-        seed=problem.split.seed,
-        protocol=protocol,
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(problem.split.X_train, problem.split.y_observed, laplacian=problem.laplacian)
+    est, _ = fit_rls(problem, params, protocol)
     return rmse(est.predict(problem.split.X_test), problem.split.y_test)
 
 
@@ -75,7 +63,7 @@ def _test_errors(problems, params, protocol):
         est, _ = fit_nystrom_pcg(problem, params["laprls"], protocol)
         lap.append(rmse(est.predict(problem.split.X_test), problem.split.y_test))
         iterations.append(int(est.n_iter_))
-        rls.append(_rls_test(problem, params, protocol))
+        rls.append(_rls_test(problem, params["rls"], protocol))
     return float(np.mean(lap)), float(np.mean(rls)), int(np.median(iterations))
 
 
@@ -103,7 +91,7 @@ def _phishing_scan():
                 test_rmse=round(float(np.mean(test)), 4),
             )
         )
-    rls_test = [_rls_test(problem, params, Protocol()) for problem in problems]
+    rls_test = [_rls_test(problem, params["rls"], Protocol()) for problem in problems]
     rows.append(
         dict(
             dataset="phishing",

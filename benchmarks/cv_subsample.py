@@ -15,15 +15,14 @@ column is for reading only, nothing is chosen on it.  Writes
 """
 
 import json
-import warnings
 from dataclasses import replace
 from pathlib import Path
 
 from semiscale.bench._nystrom_protocol import (
     Protocol,
-    build_estimator,
     cross_validate,
     fit_nystrom_pcg,
+    fit_rls,
     repeat_problem,
     rmse,
     write_jsonl,
@@ -35,18 +34,7 @@ INTRINSIC = (1e-3, 0.1, 1.0, 10.0, 100.0)
 
 
 def _rls_test(problem, params, protocol):
-    est = build_estimator(
-        "RLS-CG",
-        {"laprls": {"gamma": 1.0, "ambient_reg": 1.0, "intrinsic_reg": 0.0}, "rls": params},
-        name=problem.name,
-        n_train=problem.split.n_train,
-        s=problem.n_centers,
-        seed=0,
-        protocol=protocol,
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(problem.split.X_train, problem.split.y_observed, laplacian=problem.laplacian)
+    est, _ = fit_rls(problem, params, protocol)
     return rmse(est.predict(problem.split.X_test), problem.split.y_test)
 
 

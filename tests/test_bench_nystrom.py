@@ -80,6 +80,7 @@ def test_repeat_problem_and_fit_helper_for_benchmark_scripts(tmp_path):
 
     from semiscale.bench._nystrom_protocol import (
         fit_nystrom_pcg,
+        fit_rls,
         quick_protocol,
         repeat_problem,
         write_jsonl,
@@ -93,6 +94,8 @@ def test_repeat_problem_and_fit_helper_for_benchmark_scripts(tmp_path):
     params = {"gamma": 0.05, "ambient_reg": 1e-4, "intrinsic_reg": 1.0}
     est, seconds = fit_nystrom_pcg(problem, params, protocol, max_iter=7)
     assert seconds > 0 and est.max_iter == 7 and est.solver_info_["converged"]
+    rls, _ = fit_rls(problem, {"gamma": 0.05, "ambient_reg": 1e-4}, protocol)
+    assert rls.intrinsic_reg == 0 and rls.kernel.gamma == 0.05 and rls.n_iter_ > 0
     labeled = np.flatnonzero(np.isfinite(split.y_observed))
     assert np.isin(labeled, est.center_index_).all()  # m <= s: labeled points are centers
     write_jsonl(tmp_path / "rows.jsonl", [{"a": 1}, {"b": 2.5}])
