@@ -80,6 +80,13 @@ def test_pcg_needs_few_iterations_cg_many(problem):
         NystromLapRLSRegressor(solver="cg", max_iter=3, **common).fit(X, y, laplacian=L)
     assert pcg.solver_info_["converged"]
     assert 10 * pcg.n_iter_ < cg.n_iter_
+    # The sampled-Hessian preconditioner reports its graph sample and the graph term's share.
+    info = pcg.solver_info_
+    assert 32 <= info["laplacian_rows"] <= X.shape[0] and 0 < info["graph_trace_share"] < 1
+    explicit = NystromLapRLSRegressor(
+        solver="pcg", preconditioner_options={"n_rows": 40}, **common
+    ).fit(X, y, laplacian=L)
+    assert explicit.solver_info_["laplacian_rows"] == 40
 
 
 def test_multiclass_right_hand_sides_equal_separate_solves():
