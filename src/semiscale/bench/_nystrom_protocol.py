@@ -241,22 +241,7 @@ def fit_nystrom_pcg(problem: Problem, params: dict, protocol: Protocol, **option
 
     Returns the fitted estimator and the fit's wall seconds; warnings are silenced.
     """
-    est = build_estimator(
-        "Nyström-PCG",
-        {"laprls": params, "rls": {}},
-        name=problem.name,
-        n_train=problem.split.n_train,
-        s=problem.n_centers,
-        seed=problem.split.seed,
-        protocol=protocol,
-    )
-    est.set_params(**options)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        est.fit(problem.split.X_train, problem.split.y_observed, laplacian=problem.laplacian)
-        seconds = time.perf_counter() - start
-    return est, seconds
+    return _fit_method("Nyström-PCG", {"laprls": params}, problem, protocol, **options)
 
 
 def fit_rls(problem: Problem, params: dict, protocol: Protocol):
@@ -264,15 +249,20 @@ def fit_rls(problem: Problem, params: dict, protocol: Protocol):
 
     Returns the fitted estimator and the fit's wall seconds; warnings are silenced.
     """
+    return _fit_method("RLS-CG", {"rls": params}, problem, protocol)
+
+
+def _fit_method(method, params, problem, protocol, **options):
     est = build_estimator(
-        "RLS-CG",
-        {"rls": params},
+        method,
+        params,
         name=problem.name,
         n_train=problem.split.n_train,
         s=problem.n_centers,
         seed=problem.split.seed,
         protocol=protocol,
     )
+    est.set_params(**options)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         start = time.perf_counter()
