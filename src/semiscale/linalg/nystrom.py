@@ -162,26 +162,88 @@ def _kmeanspp(X, n_centers, rng, kernel, candidates, memory_budget):
     return candidates[np.asarray(chosen)]
 
 
+#: Proposals per round of the accelerated randomly pivoted Cholesky (:func:`_rpcholesky`).
+RPCHOLESKY_BLOCK = 128
+
+
 def _rpcholesky(X, n_centers, rng, kernel, candidates, memory_budget):
+    return candidates[_rpcholesky_factor(X, n_centers, rng, kernel, candidates, memory_budget)[0]]
+
+
+def _rpcholesky_factor(X, n_centers, rng, kernel, candidates, memory_budget):
+    """Accelerated randomly pivoted Cholesky: ``(pivots, F)`` with ``F Fᵀ ≈ K`` on ``candidates``.
+
+    The pivots are distributed exactly as sequential RPCholesky's (each drawn with probability
+    ∝ the residual diagonal ``diag(K − F Fᵀ)``), but drawn by rejection sampling in rounds
+    (Epperly, Tropp & Webber, "Embrace rejection: kernel matrix approximation by accelerated
+    randomly pivoted Cholesky", 2024): propose ``b`` points i.i.d. ∝ the residual at the start of
+    the round, then accept proposal ``j`` with probability ``r_j / d_j``, its current residual
+    (the ``b × b`` block's Schur complement after the round's earlier acceptances) over its
+    residual at the round's start.  The ``a`` accepted pivots then update ``F`` with one ``n × a``
+    kernel block, one matrix product and one triangular solve, where the sequential algorithm
+    does ``a`` matrix-vector passes over ``F``: the same ``O(n s²)`` flops as BLAS-3.  A point
+    whose residual is below ``1e-14 ×`` the largest diagonal entry is never a pivot; once every
+    point's is (the pivots span all of them), the rest are drawn uniformly and add no column.
+    """
     n = candidates.size
-    block_rows(n, 8 * (n_centers + 2), memory_budget, what="randomly pivoted Cholesky factor")
-    block_rows(1, 8 * n * (n_centers + 2), memory_budget, what="randomly pivoted Cholesky factor")
+    b_max = min(RPCHOLESKY_BLOCK, n_centers)
+    # Per candidate: its row of F (s), of the round's kernel block and product (b each), and
+    # its residual.  F is not blocked, so it must fit whole.
+    per_row, what = 8 * (n_centers + 2 * b_max + 1), "randomly pivoted Cholesky factor"
+    block_rows(n, per_row, memory_budget, what=what)
+    block_rows(1, n * per_row, memory_budget, what=what)
     Xc = X[candidates]
     residual = np.asarray(kernel.diag(Xc), dtype=np.float64).copy()
-    scale = max(residual.max(initial=0.0), np.finfo(float).tiny)
-    F = np.zeros((n, n_centers))
+    floor = 1e-14 * max(residual.max(initial=0.0), np.finfo(float).tiny)
+    # Column-major: the filled columns F[:, :k] are one contiguous block for BLAS.
+    F = np.zeros((n, n_centers), order="F")
     taken = np.zeros(n, dtype=bool)
-    chosen = []
-    for k in range(n_centers):
-        i = _sample(np.where(residual > 1e-14 * scale, residual, 0), rng, taken)
-        g = np.asarray(kernel(Xc, Xc[i : i + 1]), dtype=np.float64)[:, 0] - F[:, :k] @ F[i, :k]
-        chosen.append(i)
-        taken[i] = True
-        if g[i] > 1e-14 * scale:
-            F[:, k] = g / math.sqrt(g[i])
-            residual = np.maximum(residual - F[:, k] ** 2, 0)
+    pivots = []
+    k = 0  # columns of F filled
+    while len(pivots) < n_centers:
+        weights = np.where((residual > floor) & ~taken, residual, 0.0)
+        total = weights.sum()
+        if not total > 0:
+            rest = rng.choice(np.flatnonzero(~taken), n_centers - len(pivots), replace=False)
+            pivots.extend(int(i) for i in rest)
+            break
+        b = min(b_max, 2 * (n_centers - len(pivots)))
+        cumulative = np.cumsum(weights)
+        proposals = np.minimum(
+            np.searchsorted(cumulative, rng.random(b) * total, side="right"), n - 1
+        )
+        start = weights[proposals]  # > 0: a zero weight is never drawn
+        H = np.asarray(kernel(Xc[proposals], Xc[proposals]), dtype=np.float64)
+        H -= F[proposals, :k] @ F[proposals, :k].T
+        accept_draws = rng.random(b)
+        accepted = []
+        for j in range(b):
+            if len(pivots) + len(accepted) == n_centers:
+                break
+            r_j = H[j, j]
+            repeated = proposals[j] in proposals[accepted]
+            if repeated or r_j <= floor or accept_draws[j] * start[j] >= r_j:
+                continue
+            accepted.append(j)
+            H -= np.outer(H[:, j], H[j, :] / r_j)  # Schur complement: residuals given j
+        if not accepted:
+            continue
+        S = proposals[accepted]
+        new = slice(k, k + S.size)
+        # The accepted pivots' residual columns G = K[:, S] − F Fᵀ[:, S], then F_new = G L⁻ᵀ
+        # with L Lᵀ = G[S] (in place: BLAS trsm from the right on F's column block).
+        F[:, new] = kernel(Xc[S], Xc).T  # row-major a × n: a plain copy into F's columns
+        F[:, new] -= F[:, :k] @ F[S, :k].T
+        block = F[S, new]
+        L, _ = jittered_cholesky((block + block.T) / 2)
+        F[:, new] = sla.blas.dtrsm(1.0, L, F[:, new], side=1, lower=1, trans_a=1, overwrite_b=1)
+        residual -= np.einsum("ij,ij->i", F[:, new], F[:, new])
+        np.maximum(residual, 0, out=residual)
+        taken[S] = True
         residual[taken] = 0
-    return candidates[np.asarray(chosen)]
+        pivots.extend(int(i) for i in S)
+        k += S.size
+    return np.asarray(pivots, dtype=np.intp), F[:, :k]
 
 
 #: Lookup table of center-selection schemes: ``name -> f(X, s, rng, kernel, candidates, budget)``.
