@@ -151,7 +151,10 @@ def kneighbors(
     random_state : int, RandomState or None
         Seeds the levels of the HNSW graph (approximate search only; exact search is
         deterministic).  With several threads the insertion order, hence the approximate
-        result, can still vary slightly between runs; ``n_jobs=1`` makes it reproducible.
+        result, varies between runs; ``n_jobs=1`` makes it reproducible.  On data with many
+        tied distances the variation is large: two 2-thread builds of connect-4's 8-NN graph
+        (47,290 points of 0/1/2 features) differed in 38 % of the Laplacian's entries, where
+        tied neighbours were swapped; two 1-thread builds were identical.
     n_jobs : int or None
         Threads (``None``/``-1`` = all cores).
 

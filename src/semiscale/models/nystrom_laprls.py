@@ -138,7 +138,9 @@ _PARAMS_DOC = """
         Number of Nyström centers s: an int, a fraction of n, or "sqrt" (⌈√n⌉, paper 000's theory).
     center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
-        Cholesky; the last two approximate K better on data of uneven density.
+        Cholesky; the last two approximate K better on data of uneven density, but on paper
+        000's datasets that did not lower the test RMSE (:mod:`semiscale.linalg.nystrom`,
+        ``benchmarks/results/center_selection.md``).
     labeled_centers : bool, default=True
         When the m labeled points fit (m ≤ s), make all of them centers and choose only the
         other s − m by ``center_selection``.  The span then contains RLS's (by the representer
