@@ -17,6 +17,8 @@ With ``intrinsic_reg = 0`` the unlabeled coefficients are zero and the labeled o
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from sklearn.base import BaseEstimator
 
@@ -190,6 +192,10 @@ class _LapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
             "tol": self.tol,
             "max_iter": self.max_iter,
         }
+        if problem.X.dtype != np.float64:
+            # The exact reference computes in float64 whatever X's dtype: float32 kernel blocks
+            # carry errors of about κ(H)·6e-8 (see NystromLapRLSRegressor's kernel_dtype).
+            problem = dataclasses.replace(problem, X=problem.X.astype(np.float64))
         return solver(problem, options)
 
 
