@@ -89,6 +89,19 @@ def test_pcg_needs_few_iterations_cg_many(problem):
     assert explicit.solver_info_["laplacian_rows"] == 40
 
 
+@pytest.mark.parametrize("solver", ["pcg", "cg", "direct"])
+def test_fit_phases_are_timed(problem, solver):
+    X, y, L = problem
+    est = NystromLapRLSRegressor(n_centers=40, solver=solver, random_state=0, **KW)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # plain CG at this conditioning
+        est.fit(X, y, laplacian=L)
+    phases = ["centers_seconds", "rhs_seconds", "iterations_seconds"]
+    phases += ["preconditioner_seconds"] if solver != "direct" else []
+    seconds = [est.solver_info_[phase] for phase in phases]
+    assert all(t >= 0 for t in seconds) and sum(seconds) <= est.timings_["solve"]
+
+
 def test_multiclass_right_hand_sides_equal_separate_solves():
     rng = np.random.default_rng(5)
     y = np.repeat([0, 1, 2], 50)

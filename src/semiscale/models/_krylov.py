@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -60,12 +61,15 @@ def solve_hessian_system(
     z = np.asarray(z, dtype=np.float64)
     info = {"solver": solver}
     if solver == "direct":
+        tic = time.perf_counter()
         H = _dense_hessian(hessian, memory_budget)
         alpha = solve_or_lstsq(H, z, assume_a="pos", overwrite_a=False, what="Nyström system")
+        info["iterations_seconds"] = time.perf_counter() - tic
         return alpha, 0, None, info
     if solver not in ITERATIVE_SOLVERS:
         raise ValueError(f"solver={solver!r} is not one of {list(ITERATIVE_SOLVERS)}")
     precond = None
+    tic = time.perf_counter()
     if solver == "pcg":
         precond = make_preconditioner(preconditioner, hessian, **(preconditioner_options or {}))
         info["preconditioner"] = preconditioner
@@ -78,6 +82,8 @@ def solve_hessian_system(
         if verbose:
             print(f"[{solver}] iteration {k}: max relative residual {np.max(residuals):.3e}")
 
+    info["preconditioner_seconds"] = time.perf_counter() - tic
+    tic = time.perf_counter()
     retry = solver == "pcg" and preconditioner in _T_FACTORED
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -113,6 +119,7 @@ def solve_hessian_system(
     else:
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    info["iterations_seconds"] = time.perf_counter() - tic
     info["converged"] = bool(result.converged)
     if not result.converged:
         advice = (

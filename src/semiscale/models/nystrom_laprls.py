@@ -19,6 +19,8 @@ as ``"paper"``/``"paper5"``/``"paper6"``.  By default the labeled points are amo
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
@@ -76,6 +78,7 @@ class _NystromLapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
             raise TypeError(f"labeled_centers must be True or False, got {self.labeled_centers!r}")
         labeled_index = np.flatnonzero(problem.labeled)
         take_labeled = self.labeled_centers and labeled_index.size <= n_centers
+        tic = time.perf_counter()
         centers = select_centers(
             X,
             n_centers,
@@ -96,7 +99,10 @@ class _NystromLapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
             memory_budget=self.memory_budget,
             n_jobs=self.n_jobs,
         )
-        z = hessian.rhs(problem.Y[labeled_index])
+        centers_seconds = time.perf_counter() - tic
+        tic = time.perf_counter()
+        z = hessian.rhs(problem.Y[labeled_index])  # fills the K_ns cache when it fits
+        rhs_seconds = time.perf_counter() - tic
         if self.preconditioner_options is not None and not isinstance(
             self.preconditioner_options, dict
         ):
@@ -129,6 +135,8 @@ class _NystromLapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
             cached=hessian.cached_,
             n_matvec=hessian.n_matvec_,
             kernel_dtype=hessian.dtype.name,
+            centers_seconds=centers_seconds,
+            rhs_seconds=rhs_seconds,
         )
         return Solution(
             X_fit=X[centers],
@@ -218,7 +226,10 @@ _ATTRS_DOC = """
     solver_info_ : dict
         Preconditioner, jitter, whether K_ns was cached, number of H products, convergence;
         for ``"sampled-hessian"`` also ``laplacian_rows`` (the graph sample used) and
-        ``graph_trace_share``.
+        ``graph_trace_share``.  Seconds of the fit's phases: ``centers_seconds`` (center
+        selection), ``rhs_seconds`` (z = K_msᵀy, which fills the K_ns cache when it fits),
+        ``preconditioner_seconds`` (with K_ss and its factorization) and ``iterations_seconds``
+        (the CG/PCG loop, retries included; ``"direct"``: forming and factoring H).
     transduction_ : ndarray
         Predictions on the training points.
     timings_ : dict
