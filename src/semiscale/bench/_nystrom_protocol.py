@@ -402,6 +402,11 @@ def fit_and_score(est, split, laplacian, y_observed=None):
         # The sampled-Hessian preconditioner's graph sample and the graph term's trace share.
         "laplacian_rows": info.get("laplacian_rows"),
         "graph_trace_share": info.get("graph_trace_share"),
+        # Seconds of the timed fit's phases (Nyström estimators only; None elsewhere).
+        "phase_seconds": {
+            phase: info.get(f"{phase}_seconds")
+            for phase in ("centers", "rhs", "preconditioner", "iterations")
+        },
         "final_residual": float(history[-1]) if len(history) else None,
         "residuals": [float(f"{v:.3g}") for v in history],
         "fit_seconds": seconds,

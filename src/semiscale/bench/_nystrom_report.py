@@ -319,7 +319,8 @@ def _paired(rec, a, b):
 
 def targets(records):
     """Per-dataset checks and overall PASS/FAIL for the issue's targets."""
-    rows, overall = [], {"iterations": [], "vs_direct": [], "vs_rls": [], "time": [], "memory": []}
+    overall = {k: [] for k in ("iterations", "vs_direct", "vs_rls", "time", "loop_time", "memory")}
+    rows = []
     for rec in records:
         if not rec.get("available"):
             continue
@@ -345,9 +346,13 @@ def targets(records):
         paper_t = rec["paper"]["iter_seconds"]["Nyström-PCG"]
         row["fit_seconds"] = nys["fit_seconds_median"]
         row["paper_seconds"] = paper_t[1] if paper_t else None
+        row["loop_seconds"] = nys.get("loop_seconds_median")
         if paper_t:
             row["time_pass"] = nys["fit_seconds_median"] < paper_t[1]
             overall["time"].append(row["time_pass"])
+            if row["loop_seconds"] is not None:
+                row["loop_time_pass"] = row["loop_seconds"] < paper_t[1]
+                overall["loop_time"].append(row["loop_time_pass"])
         row["peak_traced_bytes"] = nys["peak_traced_bytes_max"]
         if rec["paper_name"] == "skin_nonskin":
             row["memory_pass"] = nys["peak_traced_bytes_max"] < 2 * 1024**3
@@ -369,6 +374,7 @@ def targets_md(t):
         "RMSE vs LapRLS-direct (≤ 1 %)",
         "RMSE vs RLS-CG (below)",
         "fit s vs paper (below)",
+        "PCG loop s vs paper (below)",
         "peak traced MiB",
     ]
     rows = []
@@ -393,6 +399,12 @@ def targets_md(t):
                     if r.get("paper_seconds") is not None
                     else f"{r['fit_seconds']:.3g}"
                 ),
+                (
+                    f"{r['loop_seconds']:.3g} vs {r['paper_seconds']:.3g} "
+                    f"{_pf(r.get('loop_time_pass'))}"
+                    if r.get("paper_seconds") is not None and r.get("loop_seconds") is not None
+                    else "—"
+                ),
                 _mib(r["peak_traced_bytes"])
                 + (f" {_pf(r['memory_pass'])} (< 2 GB)" if "memory_pass" in r else ""),
             ]
@@ -409,6 +421,10 @@ def targets_md(t):
         f"- Nyström-PCG RMSE below RLS-CG on every dataset: **{_pf(s['vs_rls'])}**",
         f"- Nyström-PCG fit time below the paper's Table 3 time on every dataset: "
         f"**{_pf(s['time'])}**",
+        '- The same with the PCG loop alone (`solver_info_["iterations_seconds"]`: '
+        "no kernel cache, centers or preconditioner; the paper does not say what its time "
+        "covers, and its Nyström-CG times fit matrix-vector products alone): "
+        f"**{_pf(s['loop_time'])}**",
         f"- skin_nonskin Nyström-PCG peak memory < 2 GB (tracemalloc peak of the fit): "
         f"**{_pf(s['memory'])}**",
     ]

@@ -154,6 +154,12 @@ _ENV_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "SEMI
 
 
 # ------------------------------------------------------------------------------ Table 2/3
+def _median_phase(records, phase):
+    """Median seconds of a fit phase over the repeats, or None where a fit did not record it."""
+    seconds = [(x.get("phase_seconds") or {}).get(phase) for x in records]
+    return None if any(t is None for t in seconds) else float(np.median(seconds))
+
+
 def _summary(records):
     if not records:
         return {}
@@ -164,6 +170,7 @@ def _summary(records):
         "iterations_median": float(np.median([x["iterations"] for x in records])),
         "iterations_max": int(max(x["iterations"] for x in records)),
         "fit_seconds_median": float(np.median([x["fit_seconds"] for x in records])),
+        "loop_seconds_median": _median_phase(records, "iterations"),
         "peak_traced_bytes_max": int(max(x["peak_traced_bytes"] for x in records)),
         "max_rss_bytes": int(max(x["max_rss_bytes"] for x in records)),
         "converged_all": all(x["converged"] for x in records),
