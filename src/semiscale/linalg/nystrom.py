@@ -15,7 +15,7 @@ centers are chosen sets the quality of that approximation:
   squared distance to the *span* of the centers already chosen.  ``n·s`` memory (one ``n × s``
   factor, checked against ``memory_budget``), ``O(n s² + n s d)`` time, drawn by the
   accelerated (rejection-sampling, BLAS-3) algorithm of Epperly, Tropp & Webber (2024):
-  3–8.5× faster than the sequential one on phishing, ijcnn1, a8a and a9a at s = 0.1 n
+  2.9–8.5× faster than the sequential one on phishing, ijcnn1, a8a and a9a at s = 0.1 n
   (``benchmarks/rpcholesky.py`` → ``benchmarks/results/rpcholesky.md``).
 
 Measured on the bench's datasets (``benchmarks/center_selection.py`` →
