@@ -77,12 +77,12 @@ def solve_hessian_system(
         if hasattr(precond, "laplacian_rows_"):  # the sampled-Hessian preconditioner
             info["laplacian_rows"] = precond.laplacian_rows_
             info["graph_trace_share"] = precond.graph_trace_share_
+    info["preconditioner_seconds"] = time.perf_counter() - tic
 
     def report(k, x, residuals):
         if verbose:
             print(f"[{solver}] iteration {k}: max relative residual {np.max(residuals):.3e}")
 
-    info["preconditioner_seconds"] = time.perf_counter() - tic
     tic = time.perf_counter()
     retry = solver == "pcg" and preconditioner in _T_FACTORED
     with warnings.catch_warnings(record=True) as caught:

@@ -88,6 +88,7 @@ class _NystromLapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
             labeled=labeled_index if take_labeled else None,
             memory_budget=self.memory_budget,
         )
+        centers_seconds = time.perf_counter() - tic
         hessian = NystromLapRLSHessian(
             problem.kernel,
             X,
@@ -99,7 +100,6 @@ class _NystromLapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
             memory_budget=self.memory_budget,
             n_jobs=self.n_jobs,
         )
-        centers_seconds = time.perf_counter() - tic
         tic = time.perf_counter()
         z = hessian.rhs(problem.Y[labeled_index])  # fills the K_ns cache when it fits
         rhs_seconds = time.perf_counter() - tic
