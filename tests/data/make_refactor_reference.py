@@ -1,0 +1,31 @@
+"""Write ``refactor_reference.npz``: predictions of the estimators on fixed problems.
+
+Run once, at commit cd044e2 (before issue 10's core refactor), with one BLAS thread, as
+``OPENBLAS_NUM_THREADS=1 PYTHONPATH=<checkout of cd044e2>/src python tests/data/make_refactor_reference.py``.
+``tests/test_refactor_reference.py`` checks that today's code predicts the same to 1e-10.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from reference_problems import CASES, build, problem  # noqa: E402
+
+if __name__ == "__main__":
+    out = {}
+    for name in CASES:
+        X, y, X_test = problem(name)
+        est = build(name).fit(X, y)
+        out[f"{name}/decision"] = np.asarray(
+            est.decision_function(X_test)
+            if hasattr(est, "decision_function")
+            else est.predict(X_test)
+        )
+        out[f"{name}/transduction"] = np.asarray(est.transduction_)
+        print(name, est.n_iter_)
+    np.savez_compressed(Path(__file__).with_name("refactor_reference.npz"), **out)

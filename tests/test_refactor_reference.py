@@ -1,0 +1,36 @@
+"""Predictions on fixed problems are unchanged, to 1e-10, since commit cd044e2 (issue 10).
+
+The reference arrays were written by ``tests/data/make_refactor_reference.py`` run against the
+code of commit cd044e2, before the estimator core moved onto the loss-agnostic fit path and the
+array-operations layer.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reference_problems import CASES, build, problem
+
+REFERENCE = np.load(Path(__file__).parent / "data" / "refactor_reference.npz")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_predictions_unchanged(name):
+    X, y, X_test = problem(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = build(name).fit(X, y)
+    decision = (
+        est.decision_function(X_test) if hasattr(est, "decision_function") else est.predict(X_test)
+    )
+    for key, value in (("decision", decision), ("transduction", est.transduction_)):
+        ref = REFERENCE[f"{name}/{key}"]
+        if ref.dtype.kind in "fc":
+            scale = max(1.0, float(np.max(np.abs(ref))))
+            np.testing.assert_allclose(value, ref, rtol=0, atol=1e-10 * scale, err_msg=key)
+        else:
+            np.testing.assert_array_equal(value, ref, err_msg=key)
