@@ -6,11 +6,13 @@ The optional ANN library (hnswlib) is imported only when an approximate search r
 from ._graph import DisconnectedGraphWarning, KNNGraph
 from .knn import LowRecallWarning, kneighbors
 from .laplacian import connected_components, laplacian
+from .precomputed import PrecomputedGraph
 
 __all__ = [
     "DisconnectedGraphWarning",
     "KNNGraph",
     "LowRecallWarning",
+    "PrecomputedGraph",
     "connected_components",
     "kneighbors",
     "laplacian",

@@ -1,0 +1,382 @@
+"""Fit and score a list of hyper-parameter points on semi-supervised folds, reusing the graphs.
+
+Shared by :func:`~semiscale.model_selection.ssl_cross_validate` (one point) and
+:class:`~semiscale.model_selection.SSLGridSearchCV` (a grid).  What is reused:
+
+* **the graph**: points are grouped by their graph setting (the ``graph`` parameter and every
+  ``graph__*`` parameter they set); each group's graph is built once per *training set* on that
+  set's rows, and its Laplacian given to every fit of the group (``fit(..., laplacian=L)``).
+  Transductive folds all train on every point, so there a setting costs one build in total.
+  A point with ``intrinsic_reg == 0`` does not use the graph and does not trigger a build.
+* **a data-dependent kernel width**: a semiscale kernel with a heuristic parameter
+  (``RBF(gamma="median")``) is resolved once per training set and kernel setting, and the fits
+  get the resolved kernel (restored to the original parameter after the fit).
+
+Kernel matrices themselves are not shared between fits: each estimator computes the blocks it
+needs (they depend on the kernel's width, which the grid usually varies).
+
+Estimators whose ``fit`` takes no ``laplacian`` or that have no ``graph`` parameter (a
+``Pipeline``, a scikit-learn estimator) are fitted plainly: nothing is reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import numbers
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.utils import _safe_indexing
+
+from ._markers import estimator_marker, hide_labels
+
+__all__ = ["Evaluator", "FoldResults", "graph_params_of", "reuses_graph"]
+
+#: Training-set key of folds that train on every row (all transductive folds share it).
+_ALL_ROWS = "all"
+
+
+def reuses_graph(estimator) -> bool:
+    """True when ``estimator`` has a ``graph`` parameter and its ``fit`` takes ``laplacian``."""
+    try:
+        params = estimator.get_params(deep=False)
+        signature = inspect.signature(estimator.fit)
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return "graph" in params and "laplacian" in signature.parameters
+
+
+def graph_params_of(params: dict) -> dict:
+    """The entries of a grid point that set the graph: ``graph`` and ``graph__*``."""
+    return {k: v for k, v in params.items() if k == "graph" or k.startswith("graph__")}
+
+
+def _kernel_params_of(params: dict) -> dict:
+    # random_state seeds the "median" heuristic's sample, so it is part of the kernel setting
+    return {
+        k: v
+        for k, v in params.items()
+        if k in ("kernel", "random_state") or k.startswith("kernel__")
+    }
+
+
+def _freeze(params: dict) -> tuple:
+    """A hashable key for a grid point's sub-dictionary (unhashable values by identity)."""
+    items = []
+    for name in sorted(params):
+        value = params[name]
+        try:
+            hash(value)
+        except TypeError:
+            value = ("<object>", id(value))
+        items.append((name, value))
+    return tuple(items)
+
+
+def _training_key(rows: np.ndarray, n_samples: int):
+    if rows.size == n_samples and np.array_equal(rows, np.arange(n_samples)):
+        return _ALL_ROWS
+    return hashlib.sha1(np.ascontiguousarray(rows, dtype=np.int64).tobytes()).hexdigest()
+
+
+def _own_method(obj, name):
+    """``obj.name`` when a class other than scikit-learn's BaseEstimator defines it."""
+    for klass in type(obj).__mro__:
+        if name in vars(klass):
+            return None if klass is BaseEstimator else getattr(obj, name)
+    return None
+
+
+def _string_params(obj) -> dict:
+    return {k: v for k, v in obj.get_params(deep=False).items() if isinstance(v, str)}
+
+
+def _is_semiscale_kernel(kernel) -> bool:
+    from ..kernels import Kernel
+
+    return isinstance(kernel, Kernel)
+
+
+def resolve_kernel(kernel, X, random_state):
+    """``kernel`` with its heuristic widths fixed from ``X``, or None when nothing to resolve.
+
+    Only semiscale kernels whose string parameters (``gamma="median"``) become numbers and whose
+    other parameters stay equal are resolved here; anything else is left to the estimator.
+    """
+    if not _is_semiscale_kernel(kernel):
+        return None
+    strings = _string_params(kernel)
+    if not strings:
+        return None
+    try:
+        resolved = kernel.resolve(X, random_state=random_state)
+    except TypeError:  # a kernel whose resolve needs more than X: the estimator resolves it
+        return None
+    if type(resolved) is not type(kernel):
+        return None
+    before, after = kernel.get_params(deep=False), resolved.get_params(deep=False)
+    for name, value in before.items():
+        if name in strings:
+            if isinstance(after[name], str):
+                return None
+        elif after[name] is not value:
+            return None
+    return resolved
+
+
+def check_point(estimator, params, index, X):
+    """Raise a ValueError naming grid point ``index`` when ``params`` are invalid for it.
+
+    Sets the parameters on a clone (unknown names fail) and runs the checks the estimator, its
+    graph and its kernel run at fit time, without fitting: ``_check_hyperparameters`` /
+    ``_validate_params`` where defined, and the kernel's ``resolve`` on ``X`` (which rejects an
+    unknown width heuristic).
+    """
+    try:
+        candidate = clone(estimator).set_params(**params)
+        for name in ("_check_hyperparameters", "_validate_hyperparameters", "_validate_params"):
+            method = _own_method(candidate, name)
+            if method is not None:
+                method()
+        own = candidate.get_params(deep=False)
+        graph = own.get("graph")
+        if graph is not None:
+            method = _own_method(graph, "_validate_params")
+            if method is not None:
+                method()
+        kernel = own.get("kernel")
+        if _is_semiscale_kernel(kernel):
+            if _string_params(kernel):
+                kernel.resolve(X, random_state=own.get("random_state"))
+            else:
+                kernel._check_params()
+    except Exception as exc:
+        raise ValueError(
+            f"param_grid point {index} {params!r} is invalid: {exc}; nothing was fitted"
+        ) from exc
+    return candidate
+
+
+@dataclass
+class FoldResults:
+    """Scores and times of every (point, fold), shape (n_points, n_folds)."""
+
+    scores: np.ndarray
+    fit_times: np.ndarray
+    score_times: np.ndarray
+    estimators: list = field(default_factory=list)  # [point][fold] when kept
+
+
+class Evaluator:
+    """Fit ``points`` on ``folds`` of ``(X, y)`` and score them, building each graph once.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted template; every fit uses ``clone(estimator).set_params(**point)``.
+    X, y : the whole data set (``y`` with unlabeled points marked).
+    folds : list of SSLFold
+    scorer : SSLScorer
+    laplacian : sparse matrix or None
+        Laplacian of the whole data set; each training set gets its induced subgraph.
+    error_score : "raise" or float
+    verbose : int
+    name : str
+        Prefix of the progress lines.
+    """
+
+    def __init__(
+        self,
+        estimator,
+        X,
+        y,
+        folds,
+        scorer,
+        *,
+        laplacian=None,
+        error_score=np.nan,
+        verbose=0,
+        name="ssl_cross_validate",
+    ):
+        self.estimator = estimator
+        self.X = X
+        self.y = np.asarray(y)
+        self.folds = folds
+        self.scorer = scorer
+        self.laplacian = laplacian
+        self.error_score = error_score
+        self.verbose = verbose
+        self.name = name
+        self.reuse = reuses_graph(estimator)
+        if laplacian is not None and not self.reuse:
+            raise ValueError(
+                f"laplacian was given, but {type(estimator).__name__} has no graph parameter "
+                "or its fit takes no laplacian; fit it without laplacian"
+            )
+        self.n_graph_fits = 0
+        self.graph_time = 0.0
+        self._graphs = {}  # (training key, graph key) -> fitted graph object
+        self._kernels = {}  # (training key, kernel key) -> resolved kernel or None
+        self._precomputed = None
+
+    # ------------------------------------------------------------------ graphs
+    def _graph_template(self, candidate):
+        graph = candidate.get_params(deep=False).get("graph")
+        if graph is None:
+            from ..graph import KNNGraph
+
+            graph = KNNGraph()
+        return graph
+
+    def graph_for(self, train_key, graph_key, candidate, fit_rows):
+        """The fitted graph of ``candidate``'s setting on ``fit_rows``, built at most once."""
+        key = (train_key, graph_key)
+        if key in self._graphs:
+            graph = self._graphs[key]
+            if isinstance(graph, Exception):
+                raise graph
+            return graph
+        tic = time.perf_counter()
+        try:
+            if self.laplacian is not None:
+                if self._precomputed is None:
+                    from ..graph import PrecomputedGraph
+
+                    self._precomputed = PrecomputedGraph(self.laplacian, self.X, kind="laplacian")
+                graph = clone(self._precomputed).fit_rows(fit_rows)
+            else:
+                graph = clone(self._graph_template(candidate))
+                X_fit = self.X if train_key == _ALL_ROWS else _safe_indexing(self.X, fit_rows)
+                graph.fit(X_fit)
+                self.n_graph_fits += 1
+        except Exception as exc:
+            self._graphs[key] = exc  # every point of the setting fails with the same cause
+            raise
+        seconds = time.perf_counter() - tic
+        self.graph_time += seconds
+        self._graphs[key] = graph
+        if self.verbose > 0 and self.laplacian is None:
+            print(
+                f"[{self.name}] graph {dict(graph_key) or '(default)'} on {fit_rows.size} "
+                f"points: {seconds:.3f} s"
+            )
+        return graph
+
+    def release(self, train_key):
+        """Forget the graphs of a training set that no fold uses any more."""
+        for key in [k for k in self._graphs if k[0] == train_key]:
+            del self._graphs[key]
+
+    def graph_on_all_rows(self, point, candidate):
+        """The graph of ``point``'s setting on every row: reused from transductive folds, else
+        built now (an inductive search's refit)."""
+        graph_key = _freeze(graph_params_of(point)) if self.reuse else ()
+        rows = np.arange(self.X.shape[0])
+        return self.graph_for(_ALL_ROWS, graph_key, candidate, rows)
+
+    # ------------------------------------------------------------------ kernels
+    def _resolved_kernel(self, train_key, point, candidate, X_fit):
+        key = (train_key, _freeze(_kernel_params_of(point)))
+        if key not in self._kernels:
+            own = candidate.get_params(deep=False)
+            self._kernels[key] = resolve_kernel(own.get("kernel"), X_fit, own.get("random_state"))
+        return self._kernels[key]
+
+    # ------------------------------------------------------------------ one fit
+    def fit_one(self, candidate, point, fold, train_key, graph_key):
+        """Fit ``candidate`` on ``fold`` and return ``(score, fit seconds, score seconds)``."""
+        X, y = self.X, self.y
+        X_fit = X if train_key == _ALL_ROWS else _safe_indexing(X, fold.fit_rows)
+        y_fit = y[fold.fit_rows]
+        if fold.transductive:
+            positions = np.searchsorted(fold.fit_rows, fold.hidden_rows)
+            marker = estimator_marker(candidate, getattr(self.scorer, "unlabeled", -1))
+            y_fit = hide_labels(y_fit, positions, marker)
+        fit_params = {}
+        original_kernel = None
+        if self.reuse:
+            if getattr(candidate, "intrinsic_reg", None) != 0:
+                graph = self.graph_for(train_key, graph_key, candidate, fold.fit_rows)
+                fit_params["laplacian"] = graph.laplacian_
+            resolved = self._resolved_kernel(train_key, point, candidate, X_fit)
+            if resolved is not None:
+                original_kernel = candidate.get_params(deep=False)["kernel"]
+                candidate.set_params(kernel=resolved)
+        tic = time.perf_counter()
+        candidate.fit(X_fit, y_fit, **fit_params)
+        fit_time = time.perf_counter() - tic
+        if original_kernel is not None:
+            candidate.set_params(kernel=original_kernel)
+        tic = time.perf_counter()
+        if fold.transductive:
+            score = self.scorer.score_transduction(candidate, X_fit, y[fold.fit_rows], positions)
+        else:
+            rows = fold.test_rows
+            score = self.scorer(candidate, _safe_indexing(X, rows), y[rows])
+        return score, fit_time, time.perf_counter() - tic
+
+    # ------------------------------------------------------------------ all fits
+    def run(self, points, *, keep_estimators=False) -> FoldResults:
+        """Fit every point on every fold, grouped so that each graph is built once."""
+        n_points, n_folds = len(points), len(self.folds)
+        scores = np.full((n_points, n_folds), np.nan)
+        fit_times = np.zeros((n_points, n_folds))
+        score_times = np.zeros((n_points, n_folds))
+        estimators = [[None] * n_folds for _ in range(n_points)]
+        n_samples = self.X.shape[0]
+
+        # Training sets in order of first use; transductive folds all share the "all rows" one.
+        trainings: dict = {}
+        for f, fold in enumerate(self.folds):
+            trainings.setdefault(_training_key(fold.fit_rows, n_samples), []).append(f)
+        groups: dict = {}
+        for p, point in enumerate(points):
+            key = _freeze(graph_params_of(point)) if self.reuse else ()
+            groups.setdefault(key, []).append(p)
+
+        total, done = n_points * n_folds, 0
+        for train_key, fold_ids in trainings.items():
+            for graph_key, point_ids in groups.items():
+                for f in fold_ids:
+                    for p in point_ids:
+                        candidate = clone(self.estimator).set_params(**points[p])
+                        try:
+                            result = self.fit_one(
+                                candidate, points[p], self.folds[f], train_key, graph_key
+                            )
+                        except Exception as exc:
+                            if self.error_score == "raise":
+                                raise
+                            warnings.warn(
+                                f"{self.name}: fitting point {points[p]!r} on fold {f} failed "
+                                f"({type(exc).__name__}: {exc}); its score is set to "
+                                f"error_score={self.error_score!r}",
+                                FitFailedWarning,
+                                stacklevel=3,
+                            )
+                            result = (self.error_score, 0.0, 0.0)
+                        scores[p, f], fit_times[p, f], score_times[p, f] = result
+                        if keep_estimators:
+                            estimators[p][f] = candidate
+                        done += 1
+                        if self.verbose > 0:
+                            print(
+                                f"[{self.name}] {done}/{total} fold {f + 1}/{n_folds} "
+                                f"{points[p]!r}: score {scores[p, f]:.4g} "
+                                f"({fit_times[p, f]:.3f} s)"
+                            )
+            if train_key != _ALL_ROWS:
+                self.release(train_key)
+        return FoldResults(scores, fit_times, score_times, estimators if keep_estimators else [])
+
+
+def check_error_score(error_score):
+    """``error_score`` must be "raise" or a number."""
+    if error_score == "raise" or isinstance(error_score, numbers.Real):
+        return error_score
+    raise ValueError(f"error_score must be 'raise' or a number, got {error_score!r}")

@@ -1,0 +1,315 @@
+"""Grid search for semi-supervised estimators that builds each graph once per fold and setting.
+
+A grid over LapRLS's ``ambient_reg``, ``intrinsic_reg`` and ``kernel__gamma`` changes nothing
+about the kNN graph, yet scikit-learn's ``GridSearchCV`` rebuilds it in every fit.
+:class:`SSLGridSearchCV` groups the grid points by their graph setting (``graph`` and
+``graph__*``), builds each setting's graph once on each fold's training points and passes
+``laplacian=`` to every fit of the group.  With transductive folds every fold trains on all
+points, so each graph setting costs one build for the whole search (and the refit).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_X
+from ._evaluate import Evaluator, check_error_score, check_point, graph_params_of
+from ._markers import estimator_marker
+from .folds import check_ssl_cv
+from .scoring import get_ssl_scorer
+
+__all__ = ["SSLGridSearchCV"]
+
+
+def _rank(scores: np.ndarray) -> np.ndarray:
+    """Rank 1 for the best mean score; ties share the smaller rank; NaN ranks last."""
+    order_key = np.where(np.isnan(scores), -np.inf, scores)
+    ranks = np.empty(scores.size, dtype=np.int32)
+    for i, value in enumerate(order_key):
+        ranks[i] = 1 + int(np.sum(order_key > value))
+    if np.isnan(scores).any():
+        ranks[np.isnan(scores)] = scores.size - int(np.isnan(scores).sum()) + 1
+    return ranks
+
+
+class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """Exhaustive search over a grid with semi-supervised cross-validation and graph reuse.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A semiscale estimator (``graph`` parameter, ``fit(X, y, laplacian=None)``) gets the graph
+        reuse described in the module docstring; any other estimator is fitted plainly.
+    param_grid : dict or list of dicts
+        Parameter names (nested with ``__``, e.g. ``"graph__n_neighbors"``,
+        ``"kernel__gamma"``) to lists of values, as scikit-learn's ``ParameterGrid``.  Every point
+        is checked (parameter names, the estimator's, graph's and kernel's own checks) before
+        anything is fitted.
+    cv : int, SSLKFold, scikit-learn splitter or None, default=5
+        An int: ``SSLKFold(cv)`` (transductive, shuffled).  Pass an :class:`SSLKFold` with a
+        ``random_state`` for reproducible folds, ``transductive=False`` for inductive ones.
+    scoring : None, str, callable or SSLScorer, default=None
+        On labeled held-out points only; None is accuracy (classifiers) or R² (regressors).
+    refit : bool, default=True
+        Refit the best point on all of ``(X, y)`` as ``best_estimator_``; transductive searches
+        reuse the graph already built for the best setting.
+    verbose : int, default=0
+        > 0: print a line per graph build and per fit.
+    error_score : "raise" or float, default=np.nan
+        Score of a fit that fails (with a ``FitFailedWarning``), or "raise".
+
+    Attributes
+    ----------
+    cv_results_ : dict of arrays
+        scikit-learn's layout: ``"params"``, ``"param_<name>"`` (masked arrays),
+        ``"split<k>_test_score"``, ``"mean_test_score"``, ``"std_test_score"``,
+        ``"rank_test_score"``, ``"mean_fit_time"``, ``"std_fit_time"``, ``"mean_score_time"``,
+        ``"std_score_time"``.  Fit times exclude the shared graph builds (``graph_time_``).
+    best_index_ : int
+        Index of the best point (first of the best mean scores).
+    best_params_ : dict
+    best_score_ : float
+        Mean cross-validated score of the best point.
+    best_estimator_ : estimator
+        Refitted on all data (when ``refit``); fitted with ``laplacian=`` when the graph was
+        reused, so its ``graph_`` is None -- the graph is ``best_graph_``.
+    best_graph_ : fitted graph object or None
+        The best setting's graph on all points (None without refit or without graph reuse).
+    n_splits_ : int
+    n_graph_fits_ : int
+        Graphs built: (graph settings used) × (training sets), i.e. one per setting for
+        transductive folds, one per fold and setting for inductive ones, plus one for an
+        inductive refit; 0 when a ``laplacian`` is given.
+    graph_time_ : float
+        Seconds spent building graphs.
+    refit_time_ : float
+    scorer_ : SSLScorer
+    classes_ : ndarray
+        The best estimator's classes (classifiers).
+    transduction_ : ndarray
+        The best estimator's labels for the training points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import make_two_moons
+    >>> from semiscale.kernels import RBF
+    >>> from semiscale.graph import KNNGraph
+    >>> from semiscale.models import LapRLSClassifier
+    >>> from semiscale.model_selection import SSLGridSearchCV, SSLKFold
+    >>> X, y = make_two_moons(300, random_state=0)
+    >>> y_ssl = np.where(np.arange(300) % 10 == 0, y, -1)
+    >>> model = LapRLSClassifier(kernel=RBF(gamma=20.0), graph=KNNGraph(), ambient_reg=1e-6)
+    >>> search = SSLGridSearchCV(
+    ...     model,
+    ...     {"intrinsic_reg": [1.0, 100.0], "graph__n_neighbors": [6, 10]},
+    ...     cv=SSLKFold(3, random_state=0),
+    ... ).fit(X, y_ssl)
+    >>> search.n_graph_fits_  # one per graph setting: the folds are transductive
+    2
+    """
+
+    def __init__(
+        self,
+        estimator,
+        param_grid,
+        *,
+        cv=5,
+        scoring=None,
+        refit=True,
+        verbose=0,
+        error_score=np.nan,
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.verbose = verbose
+        self.error_score = error_score
+
+    # ------------------------------------------------------------------ checks
+    def _points(self):
+        grid = self.param_grid
+        if isinstance(grid, Mapping):
+            grid = [grid]
+        try:
+            points = list(ParameterGrid(grid))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"param_grid must be a dict or a list of dicts of parameter lists: {exc}"
+            ) from None
+        if not points:
+            raise ValueError("param_grid is empty: give at least one value per parameter")
+        return points
+
+    def _template(self, points, laplacian):
+        """The estimator every point is set on; a default graph object where one is needed."""
+        estimator = clone(self.estimator)
+        own = estimator.get_params(deep=False)
+        for point in points:
+            for key in point:
+                name = key.split("__", 1)[0]
+                if "__" in key and name in own and own[name] is None and name != "graph":
+                    raise ValueError(
+                        f"param_grid sets {key!r}, but the estimator's {name} is None, which has "
+                        f"no parameters to set; give the estimator an explicit {name} object "
+                        "(e.g. kernel=RBF(gamma='median'))"
+                    )
+        if laplacian is not None and any(graph_params_of(p) for p in points):
+            raise ValueError(
+                "param_grid sets the graph (graph or graph__*), but a laplacian was given to "
+                "fit, which replaces the graph; drop the graph parameters from the grid or "
+                "fit without laplacian"
+            )
+        varies_graph = any(k.startswith("graph__") for point in points for k in point)
+        if varies_graph and "graph" in own and own["graph"] is None:
+            # graph=None means KNNGraph(); make it an object so graph__* can be set on it
+            from ..graph import KNNGraph
+
+            estimator.set_params(graph=KNNGraph())
+        return estimator
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, laplacian=None):
+        """Cross-validate every point of the grid, then refit the best one.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            All points, labeled and unlabeled.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets with unlabeled points marked (the estimator's ``unlabeled`` for classifiers,
+            NaN for regressors).
+        laplacian : sparse matrix of shape (n_samples, n_samples), optional
+            A Laplacian of all points to use instead of the estimator's graph; inductive folds
+            use its induced subgraphs (see :class:`~semiscale.graph.PrecomputedGraph`).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            An invalid grid point (before any fit), too few labeled points for the folds, or a
+            laplacian together with a grid over the graph.
+        """
+        X = check_X(X)
+        y = np.asarray(y)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"y has {y.shape[0]} rows but X has {X.shape[0]} samples")
+        error_score = check_error_score(self.error_score)
+        points = self._points()
+        template = self._template(points, laplacian)
+        for index, point in enumerate(points):
+            check_point(template, point, index, X)
+
+        splitter = check_ssl_cv(self.cv)
+        default_marker = getattr(splitter, "unlabeled", -1)
+        self.scorer_ = get_ssl_scorer(self.scoring, unlabeled=default_marker)
+        marker = estimator_marker(template, default_marker)
+        folds = list(splitter.split_ssl(X, y, unlabeled=marker))
+        self.n_splits_ = len(folds)
+
+        evaluator = Evaluator(
+            template,
+            X,
+            y,
+            folds,
+            self.scorer_,
+            laplacian=laplacian,
+            error_score=error_score,
+            verbose=self.verbose,
+            name=type(self).__name__,
+        )
+        results = evaluator.run(points)
+        self.cv_results_ = self._results(points, results)
+        means = self.cv_results_["mean_test_score"]
+        if np.isnan(means).all():
+            raise ValueError(
+                "every grid point failed on some fold (all mean scores are NaN); see the "
+                "FitFailedWarning messages, or pass error_score='raise' to see the first error"
+            )
+        self.best_index_ = int(np.flatnonzero(self.cv_results_["rank_test_score"] == 1)[0])
+        self.best_params_ = points[self.best_index_]
+        self.best_score_ = float(means[self.best_index_])
+
+        self.best_graph_ = None
+        if self.refit:
+            best = clone(template).set_params(**self.best_params_)
+            fit_params = {}
+            tic = time.perf_counter()
+            if laplacian is not None:
+                fit_params["laplacian"] = laplacian
+            elif evaluator.reuse and getattr(best, "intrinsic_reg", None) != 0:
+                # transductive searches built this graph already; inductive ones build it now
+                graph = evaluator.graph_on_all_rows(self.best_params_, best)
+                self.best_graph_ = graph
+                fit_params["laplacian"] = graph.laplacian_
+            best.fit(X, y, **fit_params)
+            self.refit_time_ = time.perf_counter() - tic
+            self.best_estimator_ = best
+        self.n_graph_fits_ = evaluator.n_graph_fits
+        self.graph_time_ = evaluator.graph_time
+        return self
+
+    def _results(self, points, results):
+        scores = results.scores
+        n_points = len(points)
+        out = {}
+        names = sorted({name for point in points for name in point})
+        for name in names:
+            column = np.ma.MaskedArray(np.empty(n_points, dtype=object), mask=True)
+            for i, point in enumerate(points):
+                if name in point:
+                    column[i] = point[name]
+            out[f"param_{name}"] = column
+        out["params"] = points
+        for k in range(scores.shape[1]):
+            out[f"split{k}_test_score"] = scores[:, k]
+        out["mean_test_score"] = scores.mean(axis=1)
+        out["std_test_score"] = scores.std(axis=1)
+        out["rank_test_score"] = _rank(out["mean_test_score"])
+        out["mean_fit_time"] = results.fit_times.mean(axis=1)
+        out["std_fit_time"] = results.fit_times.std(axis=1)
+        out["mean_score_time"] = results.score_times.mean(axis=1)
+        out["std_score_time"] = results.score_times.std(axis=1)
+        return out
+
+    # ------------------------------------------------------------------ delegation
+    def _best(self, what):
+        check_is_fitted(self, "cv_results_")
+        if not self.refit:
+            raise AttributeError(
+                f"{what} is only available with refit=True; this search ran with refit=False"
+            )
+        return self.best_estimator_
+
+    def predict(self, X):
+        """Predictions of the best estimator for new points."""
+        return self._best("predict").predict(X)
+
+    def decision_function(self, X):
+        """Decision function of the best estimator."""
+        return self._best("decision_function").decision_function(X)
+
+    def score(self, X, y):
+        """The search's scorer (labeled rows only) applied to the best estimator on ``(X, y)``."""
+        return self.scorer_(self._best("score"), X, y)
+
+    @property
+    def transduction_(self):
+        """Labels (or targets) the best estimator inferred for the training points."""
+        return self._best("transduction_").transduction_
+
+    @property
+    def classes_(self):
+        """Classes of the best estimator."""
+        return self._best("classes_").classes_
