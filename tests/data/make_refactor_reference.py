@@ -1,7 +1,8 @@
 """Write ``refactor_reference.npz``: predictions of the estimators on fixed problems.
 
-Run once, at commit cd044e2 (before issue 10's core refactor), with one BLAS thread, as
-``OPENBLAS_NUM_THREADS=1 PYTHONPATH=<checkout of cd044e2>/src python tests/data/make_refactor_reference.py``.
+Run once, at commit cd044e2 (before issue 10's core refactor), with one BLAS thread, from the
+repository root: ``OPENBLAS_NUM_THREADS=1 PYTHONPATH=<cd044e2 checkout>/src python
+tests/data/make_refactor_reference.py``.
 ``tests/test_refactor_reference.py`` checks that today's code predicts the same to 1e-10.
 """
 

@@ -6,20 +6,24 @@ description to the estimator's solver; the learned function is the kernel expans
 
 .. math::  f(x) = \\sum_{j} \\alpha_j\\, k(x_j, x)
 
-over ``X_fit_`` (all training points for exact LapRLS, the labeled ones for RLS, the Nyström
-centers for Nyström LapRLS).  Subclasses implement :meth:`_solve` only.
+(+ ``intercept_`` when a bias is fitted) over ``X_fit_`` (all training points for exact LapRLS,
+the labeled ones for RLS, the Nyström centers for Nyström LapRLS).  The fit path is the same for
+every estimator — validate → graph (or a given Laplacian) → fit the kernel → assemble a
+:class:`~semiscale.solvers.problem.ManifoldProblem` (loss, bias and target columns are data) →
+solve → store — and subclasses implement :meth:`_solve` only, usually as
+``solve_manifold(problem, <their quadratic solver>)``.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import DataConversionWarning
+from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import (
@@ -29,56 +33,79 @@ from .._validation import (
     check_X,
     one_vs_rest_targets,
 )
+from ..graph import KNNGraph
+from ..kernels import RBF
 from ..scaling import solver_lambdas
+from ..solvers.problem import ManifoldProblem, Solution
 
-__all__ = ["ManifoldLeastSquaresMixin", "SSLClassifierMixin", "SSLRegressorMixin", "Solution"]
+__all__ = [
+    "DEFAULT_GRAPH",
+    "DEFAULT_KERNEL",
+    "ManifoldMixin",
+    "ManifoldProblem",
+    "SSLClassifierMixin",
+    "SSLRegressorMixin",
+    "Solution",
+    "default_graph",
+    "default_kernel",
+]
 
 
-@dataclass
-class Problem:
-    """What a solver needs: the canonical objective in paper 000's un-normalised form.
+#: Defaults shared by every estimator instance (``ManifoldMixin.set_params`` copies one before a
+#: nested update): objects rather than None, so that ``kernel__gamma`` / ``graph__n_neighbors``
+#: work in every search.
+DEFAULT_KERNEL = RBF(gamma="median")
+DEFAULT_GRAPH = KNNGraph()
 
-    Solve ``min_α  Σ_{i∈labeled} (y_i − f(x_i))² + λ_A‖f‖² + λ_I fᵀ L f`` for every column of ``Y``.
+
+def default_kernel():
+    """A fresh default kernel: ``RBF(gamma="median")`` (used when ``kernel=None``)."""
+    return clone(DEFAULT_KERNEL)
+
+
+def default_graph():
+    """A fresh default graph: ``KNNGraph()`` (used when ``graph=None``)."""
+    return clone(DEFAULT_GRAPH)
+
+
+def _check_fit_laplacian(laplacian, n_samples):
+    shape = getattr(laplacian, "shape", None)
+    if shape is not None and len(shape) == 2 and shape[0] == n_samples and shape[1] != n_samples:
+        raise ValueError(
+            f"laplacian has shape {shape} for {n_samples} samples: it looks like a Laplacian of "
+            "the whole data set whose rows were subset (scikit-learn's GridSearchCV and "
+            "cross_val_score slice fit parameters by rows). Pass the graph as "
+            "graph=semiscale.graph.PrecomputedGraph(L, X_all), which subsets it consistently, "
+            "or search with semiscale.model_selection.SSLGridSearchCV(...).fit(X, y, laplacian=L)"
+        )
+    return check_laplacian(laplacian, n_samples)
+
+
+class ManifoldMixin:
+    """The loss-agnostic fit path of every manifold-regularization estimator.
+
+    Subclasses define ``_solve(problem: ManifoldProblem) -> Solution`` and may set the class
+    attributes ``_loss`` (a :mod:`semiscale.losses` name or object; default squared) and read
+    ``fit_intercept`` from their parameters.
     """
 
-    X: np.ndarray
-    Y: np.ndarray  # (n, r): targets on labeled rows, 0 elsewhere
-    labeled: np.ndarray  # (n,) bool
-    laplacian: sp.csr_matrix | None  # None when lambda_intrinsic == 0
-    lambda_ambient: float
-    lambda_intrinsic: float
-    kernel: object
-    memory_budget: object
-    random_state: object
-    verbose: int
+    _loss = "squared"
 
+    def set_params(self, **params):
+        # The defaults of `kernel` and `graph` are objects shared by every instance (so that
+        # nested parameters such as graph__n_neighbors work in any search); a nested update of a
+        # parameter still holding that shared default edits a private copy instead.
+        defaults = inspect.signature(type(self).__init__).parameters
+        for key in params:
+            name, nested, _ = key.partition("__")
+            if nested and name in defaults:
+                value = getattr(self, name, None)
+                if value is not None and value is defaults[name].default:
+                    setattr(self, name, clone(value))
+        return super().set_params(**params)
 
-@dataclass
-class Solution:
-    """What a solver returns: the expansion points, coefficients and diagnostics."""
-
-    X_fit: np.ndarray
-    dual_coef: np.ndarray  # (n_fit, r)
-    train_decision: np.ndarray | None = None  # f on the training points, if cheaply known
-    n_iter: int = 0
-    residuals: np.ndarray | None = None
-    info: dict = field(default_factory=dict)
-
-
-def _default_kernel():
-    from ..kernels import RBF
-
-    return RBF(gamma="median")
-
-
-def _default_graph():
-    from ..graph import KNNGraph
-
-    return KNNGraph()
-
-
-class ManifoldLeastSquaresMixin:
-    """fit/predict plumbing shared by LapRLS-type estimators (subclasses define ``_solve``)."""
+    def _problem_loss(self):
+        return self._loss
 
     def _check_hyperparameters(self):
         for name in ("ambient_reg", "intrinsic_reg"):
@@ -88,41 +115,46 @@ class ManifoldLeastSquaresMixin:
             if not (value >= 0 and np.isfinite(value)):
                 raise ValueError(f"{name} must be a non-negative finite float, got {value!r}")
 
-    def _fit_problem(self, X, Y, labeled, laplacian):
-        """Resolve kernel and graph, scale the regularizers, call the solver, store results."""
+    def _fit_problem(self, X, Y, labeled, laplacian, y=None):
+        """Graph, kernel, scaled regularizers, the problem, the solver; store the results."""
         self._check_hyperparameters()
+        fit_intercept = getattr(self, "fit_intercept", False)
+        if fit_intercept not in (True, False):
+            raise ValueError(f"fit_intercept must be True or False, got {fit_intercept!r}")
         start = time.perf_counter()
         timings = {}
-        kernel = self.kernel if self.kernel is not None else _default_kernel()
-        self.kernel_ = kernel.resolve(X, random_state=self.random_state)
         n_labeled = int(labeled.sum())
 
         L = None
         trace = 0.0
         tic = time.perf_counter()
         if laplacian is not None:
-            L = check_laplacian(laplacian, X.shape[0])
+            L = _check_fit_laplacian(laplacian, X.shape[0])
             self.graph_ = None
         elif self.intrinsic_reg > 0:
-            graph = clone(self.graph) if self.graph is not None else _default_graph()
+            graph = clone(self.graph) if self.graph is not None else default_graph()
             self.graph_ = graph.fit(X)
             L = self.graph_.laplacian_
         else:
             self.graph_ = None
         timings["graph"] = time.perf_counter() - tic
+        kernel = self.kernel if self.kernel is not None else default_kernel()
+        self.kernel_ = kernel.fit(X, y, laplacian=L, random_state=self.random_state)
         if L is not None:
             trace = float(L.diagonal().sum())
         lambda_ambient, lambda_intrinsic = solver_lambdas(
             self.ambient_reg, self.intrinsic_reg, n_labeled, trace
         )
-        problem = Problem(
+        problem = ManifoldProblem(
             X=X,
-            Y=Y,
+            targets=Y,
             labeled=labeled,
             laplacian=L if lambda_intrinsic > 0 else None,
             lambda_ambient=lambda_ambient,
             lambda_intrinsic=lambda_intrinsic,
             kernel=self.kernel_,
+            loss=self._problem_loss(),
+            fit_intercept=fit_intercept,
             memory_budget=getattr(self, "memory_budget", None),
             random_state=self.random_state,
             verbose=getattr(self, "verbose", 0),
@@ -132,7 +164,11 @@ class ManifoldLeastSquaresMixin:
         timings["solve"] = time.perf_counter() - tic
 
         self.X_fit_ = solution.X_fit
-        self.dual_coef_ = solution.dual_coef
+        self.dual_coef_ = np.asarray(solution.dual_coef).reshape(np.shape(solution.X_fit)[0], -1)
+        r = self.dual_coef_.shape[1]
+        self.intercept_ = (
+            np.zeros(r) if solution.intercept is None else np.asarray(solution.intercept)
+        )
         self.n_iter_ = solution.n_iter
         self.residuals_ = solution.residuals
         self.laplacian_trace_ = trace
@@ -140,7 +176,7 @@ class ManifoldLeastSquaresMixin:
         self.n_features_in_ = X.shape[1]
         self.solver_info_ = solution.info
         if solution.train_decision is not None:
-            train_decision = solution.train_decision
+            train_decision = np.asarray(solution.train_decision).reshape(X.shape[0], -1)
         else:
             train_decision = self._raw_decision(X)
         timings["total"] = time.perf_counter() - start
@@ -150,9 +186,12 @@ class ManifoldLeastSquaresMixin:
     def _raw_decision(self, X):
         from ..linalg.blocked import kernel_matmul
 
-        return kernel_matmul(
+        decision = kernel_matmul(
             self.kernel_, X, self.X_fit_, self.dual_coef_, getattr(self, "memory_budget", None)
         )
+        if np.any(self.intercept_):
+            decision = decision + self.intercept_
+        return decision
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -169,6 +208,13 @@ class ManifoldLeastSquaresMixin:
                 f"{self.n_features_in_} features as input"
             )
         return X
+
+
+def _unlabeled_rows(y, unlabeled):
+    """Boolean mask of the rows of a classifier's ``y`` that carry the unlabeled marker."""
+    if isinstance(unlabeled, float) and np.isnan(unlabeled):
+        return np.isnan(y) if y.dtype.kind == "f" else np.zeros(y.shape[0], dtype=bool)
+    return y == unlabeled
 
 
 def _check_y_given(estimator, y):
@@ -228,7 +274,7 @@ class SSLClassifierMixin(ClassifierMixin):
         targets = check_classification_targets(y, X.shape[0], unlabeled=self.unlabeled)
         Y = one_vs_rest_targets(targets)
         self.classes_ = targets.classes
-        decision = self._fit_problem(X, Y, targets.labeled, laplacian)
+        decision = self._fit_problem(X, Y, targets.labeled, laplacian, y=y)
         self.transduction_ = self._labels_from_decision(decision)
         return self
 
@@ -246,6 +292,30 @@ class SSLClassifierMixin(ClassifierMixin):
         """Predicted class labels for new points (inductive)."""
         decision = self._raw_decision(self._check_predict_X(X))
         return self._labels_from_decision(decision)
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy on the *labeled* rows of ``(X, y)``; unlabeled markers are ignored.
+
+        Rows with ``y == unlabeled`` are dropped before scoring, so scikit-learn's
+        ``GridSearchCV`` and ``cross_val_score`` score only points whose label is known.
+
+        Raises
+        ------
+        ValueError
+            When no row of ``y`` is labeled.
+        """
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        keep = ~_unlabeled_rows(y, self.unlabeled)
+        if not keep.any():
+            raise ValueError(
+                f"score needs labeled rows, but every label equals the unlabeled marker "
+                f"{self.unlabeled!r}"
+            )
+        X = X[keep] if not hasattr(X, "iloc") else X.iloc[keep]
+        weight = None if sample_weight is None else np.asarray(sample_weight)[keep]
+        return accuracy_score(y[keep], self.predict(X), sample_weight=weight)
 
 
 class SSLRegressorMixin(RegressorMixin):
@@ -277,7 +347,7 @@ class SSLRegressorMixin(RegressorMixin):
         self._y_ndim = y.ndim
         Y = np.where(np.isnan(y), 0.0, y)
         Y = Y.reshape(X.shape[0], -1)
-        decision = self._fit_problem(X, Y, labeled, laplacian)
+        decision = self._fit_problem(X, Y, labeled, laplacian, y=y)
         self.transduction_ = decision[:, 0] if self._y_ndim == 1 else decision
         return self
 
@@ -285,3 +355,20 @@ class SSLRegressorMixin(RegressorMixin):
         """Predicted targets for new points (inductive)."""
         decision = self._raw_decision(self._check_predict_X(X))
         return decision[:, 0] if self._y_ndim == 1 else decision
+
+    def score(self, X, y, sample_weight=None):
+        """R² on the *labeled* rows of ``(X, y)``: rows whose target is NaN are ignored.
+
+        Raises
+        ------
+        ValueError
+            When every target is NaN.
+        """
+        y = np.asarray(y, dtype=np.float64)
+        nan = np.isnan(y) if y.ndim == 1 else np.isnan(y).all(axis=1)
+        keep = ~nan
+        if not keep.any():
+            raise ValueError("score needs labeled rows, but every target is NaN (unlabeled)")
+        X = X[keep] if not hasattr(X, "iloc") else X.iloc[keep]
+        weight = None if sample_weight is None else np.asarray(sample_weight)[keep]
+        return r2_score(y[keep], self.predict(X), sample_weight=weight)

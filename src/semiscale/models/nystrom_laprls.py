@@ -19,6 +19,7 @@ as ``"paper"``/``"paper5"``/``"paper6"``.  By default the labeled points are amo
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -26,22 +27,22 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 
 from .._parallel import blas_threads
-from ..linalg import NystromLapRLSHessian, resolve_n_centers, select_centers
+from ..linalg import resolve_n_centers, select_centers
+from ..solvers.hessian_system import ITERATIVE_SOLVERS
+from ..solvers.manifold import solve_manifold
+from ..solvers.nystrom import NEEDS_CENTER_GRAPH, NystromSolver
 from ._base import (
-    ManifoldLeastSquaresMixin,
-    Problem,
+    DEFAULT_GRAPH,
+    DEFAULT_KERNEL,
+    ManifoldMixin,
+    ManifoldProblem,
     Solution,
     SSLClassifierMixin,
     SSLRegressorMixin,
-    _default_graph,
+    default_graph,
 )
-from ._krylov import ITERATIVE_SOLVERS, solve_hessian_system
 
 __all__ = ["NystromLapRLSClassifier", "NystromLapRLSRegressor"]
-
-#: Preconditioners that need a kNN graph on the centers (paper 000's L_ss term).
-_NEEDS_CENTER_GRAPH = {"paper", "paper5", "paper6", "falkon"}
-
 
 #: Up to this many centers the fit runs with single-threaded BLAS: its s × s factorizations
 #: take milliseconds, and waking OpenBLAS's threads for each costs more than they save
@@ -61,16 +62,16 @@ def _kernel_dtype(kernel_dtype):
     return dtype
 
 
-class _NystromLapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
-    def _solve(self, problem: Problem) -> Solution:
-        if self.solver not in ITERATIVE_SOLVERS:
+class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
+    def _solve(self, problem: ManifoldProblem) -> Solution:
+        if not isinstance(self.solver, str) or self.solver not in ITERATIVE_SOLVERS:
             raise ValueError(f"solver={self.solver!r} is not one of {list(ITERATIVE_SOLVERS)}")
         n_centers = resolve_n_centers(self.n_centers, problem.X.shape[0])
         small = n_centers <= SINGLE_THREAD_BLAS_MAX_CENTERS
         with blas_threads(1 if small else None):
             return self._solve_with(problem, n_centers)
 
-    def _solve_with(self, problem: Problem, n_centers: int) -> Solution:
+    def _solve_with(self, problem: ManifoldProblem, n_centers: int) -> Solution:
         dtype = _kernel_dtype(self.kernel_dtype)
         X = problem.X if problem.X.dtype == dtype else problem.X.astype(dtype)
         rng = check_random_state(self.random_state)
@@ -89,20 +90,6 @@ class _NystromLapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
             memory_budget=self.memory_budget,
         )
         centers_seconds = time.perf_counter() - tic
-        hessian = NystromLapRLSHessian(
-            problem.kernel,
-            X,
-            centers,
-            labeled_index,
-            problem.laplacian,
-            problem.lambda_ambient,
-            problem.lambda_intrinsic,
-            memory_budget=self.memory_budget,
-            n_jobs=self.n_jobs,
-        )
-        tic = time.perf_counter()
-        z = hessian.rhs(problem.Y[labeled_index])  # fills the K_ns cache when it fits
-        rhs_seconds = time.perf_counter() - tic
         if self.preconditioner_options is not None and not isinstance(
             self.preconditioner_options, dict
         ):
@@ -112,49 +99,38 @@ class _NystromLapRLSBase(ManifoldLeastSquaresMixin, BaseEstimator):
             )
         options = dict(self.preconditioner_options or {})
         if self.solver == "pcg":
-            needs_graph = self.preconditioner in _NEEDS_CENTER_GRAPH
+            needs_graph = self.preconditioner in NEEDS_CENTER_GRAPH
             if needs_graph and problem.laplacian is not None and "center_laplacian" not in options:
-                graph = clone(self.graph) if self.graph is not None else _default_graph()
+                graph = clone(self.graph) if self.graph is not None else default_graph()
                 options["center_laplacian"] = graph.fit(X[centers]).laplacian_
             elif self.preconditioner == "sampled-hessian":
                 options.setdefault("random_state", rng.randint(2**31 - 1))
-        alpha, n_iter, residuals, info = solve_hessian_system(
-            hessian,
-            z,
+        quadratic = NystromSolver(
+            centers,
             solver=self.solver,
             preconditioner=self.preconditioner,
             preconditioner_options=options,
             tol=self.tol,
             max_iter=self.max_iter,
             memory_budget=self.memory_budget,
-            verbose=self.verbose,
+            n_jobs=self.n_jobs,
         )
+        solution = solve_manifold(dataclasses.replace(problem, X=X), quadratic)
         self.center_index_ = centers
-        info.update(
-            n_centers=n_centers,
-            cached=hessian.cached_,
-            n_matvec=hessian.n_matvec_,
-            kernel_dtype=hessian.dtype.name,
-            centers_seconds=centers_seconds,
-            rhs_seconds=rhs_seconds,
-        )
-        return Solution(
-            X_fit=X[centers],
-            dual_coef=alpha,
-            train_decision=hessian.kns_matmul(alpha),
-            n_iter=n_iter,
-            residuals=residuals,
-            info=info,
-        )
+        solution.info["centers_seconds"] = centers_seconds
+        return solution
 
 
 _PARAMS_DOC = """
     Parameters
     ----------
-    kernel : Kernel, default=None
-        Kernel object from :mod:`semiscale.kernels`; None means ``RBF(gamma="median")``.
-    graph : KNNGraph, default=None
-        Graph builder whose ``laplacian_`` defines the intrinsic term; None means ``KNNGraph()``.
+    kernel : Kernel, default=RBF(gamma="median")
+        Kernel object from :mod:`semiscale.kernels` (fixed, or fitted on the training data);
+        None also means ``RBF(gamma="median")``.
+    graph : KNNGraph, default=KNNGraph()
+        Graph builder whose ``laplacian_`` defines the intrinsic term (None also means
+        ``KNNGraph()``); ``semiscale.graph.PrecomputedGraph`` reuses a Laplacian of the whole
+        data set.
     ambient_reg : float, default=1e-4
         Weight of ‖f‖²_K in the canonical objective.
     intrinsic_reg : float, default=1.0
@@ -208,6 +184,9 @@ _PARAMS_DOC = """
         passes (exp) use every core too.
     verbose : int, default=0
         Print the residual of each CG iteration when > 0.
+    fit_intercept : bool, default=False
+        Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x̃_j, x) + b`` (paper 000 has none); solved
+        by a bordered system (:mod:`semiscale.solvers.manifold`), one extra right-hand side.
 """
 
 _ATTRS_DOC = """
@@ -219,6 +198,8 @@ _ATTRS_DOC = """
     X_fit_ : ndarray of shape (s, n_features)
         The centers.
     dual_coef_ : ndarray of shape (s, n_outputs)
+    intercept_ : ndarray of shape (n_outputs,)
+        The bias (zeros unless ``fit_intercept``).
     n_iter_ : int
         CG/PCG iterations (0 for ``solver="direct"``).
     residuals_ : ndarray of shape (n_iter_ + 1, n_outputs) or None
@@ -249,8 +230,8 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
 
     def __init__(
         self,
-        kernel=None,
-        graph=None,
+        kernel=DEFAULT_KERNEL,
+        graph=DEFAULT_GRAPH,
         ambient_reg=1e-4,
         intrinsic_reg=1.0,
         n_centers=0.1,
@@ -266,6 +247,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         random_state=None,
         n_jobs=None,
         verbose=0,
+        fit_intercept=False,
     ):
         self.kernel = kernel
         self.graph = graph
@@ -284,6 +266,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.fit_intercept = fit_intercept
 
 
 class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
@@ -302,8 +285,8 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
 
     def __init__(
         self,
-        kernel=None,
-        graph=None,
+        kernel=DEFAULT_KERNEL,
+        graph=DEFAULT_GRAPH,
         ambient_reg=1e-4,
         intrinsic_reg=1.0,
         n_centers=0.1,
@@ -319,6 +302,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         random_state=None,
         n_jobs=None,
         verbose=0,
+        fit_intercept=False,
         unlabeled=-1,
     ):
         self.kernel = kernel
@@ -338,4 +322,5 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.fit_intercept = fit_intercept
         self.unlabeled = unlabeled

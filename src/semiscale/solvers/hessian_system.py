@@ -9,9 +9,9 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._memory import block_rows, parse_memory_budget
-from ..solvers import cg, make_preconditioner
-from ..solvers.dense import solve_or_lstsq
-from ..solvers.preconditioners import T_MIN_PIVOT
+from .cg import cg
+from .dense import solve_or_lstsq
+from .preconditioners import T_MIN_PIVOT, make_preconditioner
 
 __all__ = ["ITERATIVE_SOLVERS", "solve_hessian_system"]
 

@@ -1,0 +1,220 @@
+r"""Quadratic solvers over the full span: exact LapRLS (paper 000 eq. 3) and supervised RLS.
+
+Each solver maps a :class:`~semiscale.solvers.problem.QuadraticProblem`
+
+.. math::  \min_f\ \sum_{i \in a} f_i^2 - 2\,\mathrm{rhs}^\top f + λ_A \|f\|_K^2 + λ_I f^\top L f
+
+to a :class:`~semiscale.solvers.problem.Solution`, with ``f = Σ_j α_j k(x_j, ·)`` over all ``n``
+training points (the representer theorem).  Cancelling K from the normal equations
+``K (J_a K + λ_A I + λ_I L K) α = K rhs`` gives paper 000's eq. (3),
+``(J_a K + λ_A I + λ_I L K) α = rhs``.  Without a graph term (``λ_I = 0``) only the rows that
+carry a loss term (``qp.labeled``) enter the span: ``(J_a K_ll + λ_A I) α_l = rhs_l``, i.e. kernel
+ridge regression when every labeled row is active.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
+from ..linalg import FullLapRLSHessian, kernel_matmul, kernel_matrix
+from .cg import cg
+from .dense import solve_or_lstsq
+from .hessian_system import solve_hessian_system
+from .problem import QuadraticProblem, Solution
+
+__all__ = ["EXACT_SOLVERS", "solve_exact"]
+
+
+def _check_dense_fits(n, qp: QuadraticProblem, n_arrays: int, what: str):
+    needed = n_arrays * n * n * 8
+    budget = parse_memory_budget(qp.memory_budget)
+    if needed > budget:
+        raise MemoryBudgetError(
+            f"{what} needs {format_bytes(needed)} for n={n} points but memory_budget is "
+            f"{format_bytes(budget)}; raise memory_budget, or use NystromLapRLS for large n"
+        )
+
+
+def _support(qp: QuadraticProblem) -> np.ndarray:
+    """Rows that carry a loss term: the span of f when there is no graph term."""
+    return np.flatnonzero(qp.active if qp.labeled is None else qp.labeled)
+
+
+def _solve_rls(qp: QuadraticProblem) -> Solution:
+    """No graph term: ``(J_a K_ll + λ_A I) α_l = rhs_l`` on the labeled rows (O(l³))."""
+    idx = _support(qp)
+    X_l = qp.X[idx]
+    active_l = qp.active[idx]
+    K_ll = kernel_matrix(qp.kernel, X_l, memory_budget=qp.memory_budget)
+    if active_l.all():
+        K_ll.flat[:: K_ll.shape[0] + 1] += qp.lambda_ambient
+        alpha = solve_or_lstsq(K_ll, qp.rhs[idx], assume_a="pos", what="RLS system")
+    else:
+        K_ll[~active_l] = 0.0
+        K_ll.flat[:: K_ll.shape[0] + 1] += qp.lambda_ambient
+        alpha = solve_or_lstsq(K_ll, qp.rhs[idx], what="RLS system")
+    return Solution(X_fit=X_l, dual_coef=alpha, info={"system": "labeled", "n_fit": idx.size})
+
+
+def _solve_direct(qp: QuadraticProblem, options) -> Solution:
+    """Dense LU solve of (J_a K + λ_A I + λ_I L K) α = rhs, paper 000 eq. (3).
+
+    O(n³) time; the system matrix overwrites K column block by column block and LAPACK factors
+    a copy (so that a singular system can fall back to least squares): two n×n arrays.
+    """
+    if qp.lambda_intrinsic == 0 or qp.laplacian is None:
+        return _solve_rls(qp)
+    X, L = qp.X, qp.laplacian
+    n = X.shape[0]
+    _check_dense_fits(n, qp, 2, "LapRLS with solver='direct'")
+    K = np.asarray(kernel_matrix(qp.kernel, X, memory_budget=qp.memory_budget), float)
+    # System matrix A = J_a K + λ_I L K + λ_A I, formed in place in K, in column blocks.
+    step = max(1, min(n, (32 * 1024**2) // (8 * n)))
+    rows_active = np.flatnonzero(qp.active)
+    for start in range(0, n, step):
+        cols = slice(start, min(start + step, n))
+        block = L @ K[:, cols]
+        block *= qp.lambda_intrinsic
+        block[rows_active] += K[rows_active, cols]
+        K[:, cols] = block
+    K.flat[:: n + 1] += qp.lambda_ambient
+    alpha = solve_or_lstsq(K, qp.rhs, what="LapRLS system")
+    return Solution(X_fit=X, dual_coef=alpha, info={"system": "full", "n_fit": n})
+
+
+def _solve_rls_cg(qp: QuadraticProblem, options) -> Solution:
+    """No graph term, by (P)CG (paper 000's RLS-CG).
+
+    Every labeled row active: the SPD system (K_ll + λ_A I) α_l = rhs_l, K_ll stored when it fits
+    in half the memory budget, else recomputed in blocks at each iteration (memory O(l)).
+    Otherwise the symmetric form over the labeled rows, as :func:`_solve_iterative` with L = 0.
+    """
+    idx = _support(qp)
+    X_l = qp.X[idx]
+    if not qp.active[idx].all():
+        sub = dataclasses.replace(
+            qp,
+            X=X_l,
+            rhs=qp.rhs[idx],
+            active=qp.active[idx],
+            labeled=None,
+            laplacian=None,
+            lambda_intrinsic=0.0,
+        )
+        solution = _solve_iterative(sub, options, graph=False)
+        solution.train_decision = None  # on the labeled rows only; recomputed on all rows
+        return solution
+    lam = qp.lambda_ambient
+    stored = idx.size**2 * 8 <= parse_memory_budget(qp.memory_budget) // 2
+    if stored:
+        K_ll = kernel_matrix(qp.kernel, X_l, memory_budget=qp.memory_budget)
+        K_ll.flat[:: K_ll.shape[0] + 1] += lam
+        diagonal = np.diag(K_ll).copy()
+        operator = K_ll
+    else:
+        diagonal = qp.kernel.diag(X_l) + lam
+
+        def operator(V):
+            return kernel_matmul(qp.kernel, X_l, None, V, qp.memory_budget) + lam * V
+
+    precond = None
+    if options["solver"] == "pcg":
+        precond = lambda V: V / diagonal[:, None]  # noqa: E731 - Jacobi on an SPD system
+    result = cg(
+        operator,
+        qp.rhs[idx],
+        preconditioner=precond,
+        tol=options["tol"],
+        max_iter=options["max_iter"],
+    )
+    info = {"system": "labeled", "n_fit": idx.size, "converged": bool(result.converged)}
+    info["cached"] = stored
+    return Solution(
+        X_fit=X_l,
+        dual_coef=result.x,
+        n_iter=int(result.n_iter),
+        residuals=result.residuals,
+        info=info,
+    )
+
+
+def _solve_iterative(qp: QuadraticProblem, options, graph=True) -> Solution:
+    """CG/PCG on the symmetric form H = K(J_a K + λ_A I + λ_I L K), z = K rhs.
+
+    This is the Nyström system with every training point a center (s = n); f = Kα equals the
+    solution of eq. (3).  K (n×n) is cached when it fits the memory budget, else recomputed in
+    blocks at each iteration (O(n²d) per product).
+    """
+    if graph and (qp.lambda_intrinsic == 0 or qp.laplacian is None):
+        return _solve_rls_cg(qp, options)
+    active_index = np.flatnonzero(qp.active)
+    hessian = FullLapRLSHessian(
+        qp.kernel,
+        qp.X,
+        active_index,
+        qp.laplacian,
+        qp.lambda_ambient,
+        qp.lambda_intrinsic,
+        memory_budget=qp.memory_budget,
+    )
+    if qp.rhs_on_active_only:
+        z = hessian.rhs(qp.rhs[active_index])
+    else:
+        z = kernel_matmul(qp.kernel, qp.X, None, qp.rhs, qp.memory_budget)
+    preconditioner_options = {}
+    if options["preconditioner"] == "sampled-hessian":
+        preconditioner_options["random_state"] = qp.random_state
+    alpha, n_iter, residuals, info = solve_hessian_system(
+        hessian,
+        z,
+        solver=options["solver"],
+        preconditioner=options["preconditioner"],
+        preconditioner_options=preconditioner_options,
+        tol=options["tol"],
+        max_iter=options["max_iter"],
+        memory_budget=qp.memory_budget,
+        verbose=qp.verbose,
+    )
+    info.update(system="full", n_fit=qp.X.shape[0], cached=hessian.cached_)
+    return Solution(
+        X_fit=qp.X,
+        dual_coef=alpha,
+        train_decision=hessian.kns_matmul(alpha),
+        n_iter=n_iter,
+        residuals=residuals,
+        info=info,
+    )
+
+
+#: Exact solvers by name: each maps a QuadraticProblem (and the options) to a Solution.
+EXACT_SOLVERS = {
+    "direct": _solve_direct,
+    "cg": _solve_iterative,
+    "pcg": _solve_iterative,
+}
+
+
+def solve_exact(qp: QuadraticProblem, *, solver="direct", **options) -> Solution:
+    """Solve ``qp`` over the full span with ``solver`` (a key of :data:`EXACT_SOLVERS`).
+
+    Parameters
+    ----------
+    qp : QuadraticProblem
+    solver : {"direct", "cg", "pcg"}
+    **options
+        ``preconditioner`` (for "pcg"), ``tol``, ``max_iter``.
+
+    The exact reference computes in float64 whatever X's dtype: float32 kernel blocks carry
+    errors of about κ(H)·6e-8 (see NystromLapRLSRegressor's kernel_dtype).
+    """
+    try:
+        solve = EXACT_SOLVERS[solver]
+    except (KeyError, TypeError):
+        raise ValueError(f"solver={solver!r} is not one of {sorted(EXACT_SOLVERS)}") from None
+    if qp.X.dtype != np.float64:
+        qp = dataclasses.replace(qp, X=qp.X.astype(np.float64))
+    options = {"solver": solver, "preconditioner": None, "tol": 1e-6, "max_iter": None, **options}
+    return solve(qp, options)

@@ -1,0 +1,315 @@
+r"""The loss-agnostic fit path: a :class:`ManifoldProblem` reduced to weighted least squares.
+
+Every manifold-regularization estimator hands its problem to :func:`solve_manifold` together with
+a *quadratic solver* ``solve_quadratic(qp: QuadraticProblem) -> Solution`` (exact LapRLS,
+Nyström-PCG, ...).  Three things are data of the problem, not of the estimator's class:
+
+**The loss.**  For the squared loss one quadratic solve with all target columns is exact.  For a
+piecewise-quadratic loss with curvature ``c`` (:mod:`semiscale.losses`) each column is solved by
+Newton's method in the primal (Chapelle 2007; Melacci & Belkin 2011's primal LapSVM).  At the
+current ``f`` with loss derivative ``g`` and active rows ``a`` (where ℓ'' = c), the Newton step
+``α⁺`` solves
+
+.. math::
+
+    \Big(K_{as}^\top K_{as} + \tfrac{2λ_A}{c} K_{ss} + \tfrac{2λ_I}{c} K_{ns}^\top L K_{ns}\Big) α^+
+    = K_{ns}^\top b,\qquad b = f ∘ 𝟙_a − g / c ,
+
+the quadratic problem with ``active = a`` and ``rhs = b`` (the factor 2 because the objective is
+Σℓ + λ_A‖f‖² + λ_I fᵀLf and a quadratic problem's loss part is Σ_a f² − 2bᵀf).  An exact line
+search along ``α⁺ − α`` (the objective is piecewise quadratic in the step) makes every step a
+descent step; the iteration stops when the active set repeats with a full step, or the relative
+decrease falls below ``newton_tol``.
+
+**The bias.**  With ``fit_intercept`` the unpenalised bias ``b`` borders the system:
+``[H u; uᵀ σ] [α; b] = [z; ζ]`` with ``v = (J_a + λ_I L) 1``, ``u = K_{ns}ᵀ v``,
+``σ = 1ᵀ v`` and ``ζ = 1ᵀ rhs``.  Sherman–Morrison on the Schur complement needs only the
+quadratic solver, applied to the extra right-hand side ``v``: with ``H x = z``, ``H y = u``,
+``α = x + y (vᵀ f_x − ζ)/(σ − vᵀ f_y)`` and ``b = (ζ − vᵀ f_α)/σ``, since ``uᵀx = vᵀ K_{ns} x``.
+
+**The per-class solves.**  One-vs-rest targets are columns of ``targets``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+from sklearn.exceptions import ConvergenceWarning
+
+from ..losses import SquaredLoss, get_loss
+from .problem import ManifoldProblem, QuadraticProblem, Solution
+
+__all__ = ["NEWTON_MAX_ITER", "NEWTON_TOL", "solve_manifold"]
+
+#: Newton iterations per column before a ConvergenceWarning.
+NEWTON_MAX_ITER = 50
+#: Relative decrease of the objective below which Newton stops.
+NEWTON_TOL = 1e-9
+#: Width added to the quadratic zones when choosing a Newton step's active rows (round-off).
+ZONE_TOL = 1e-8
+
+
+def _quadratic(problem: ManifoldProblem, rhs, active, scale=1.0) -> QuadraticProblem:
+    return QuadraticProblem(
+        X=problem.X,
+        rhs=rhs,
+        active=active,
+        laplacian=problem.laplacian,
+        lambda_ambient=problem.lambda_ambient / scale,
+        lambda_intrinsic=problem.lambda_intrinsic / scale,
+        kernel=problem.kernel,
+        memory_budget=problem.memory_budget,
+        random_state=problem.random_state,
+        verbose=problem.verbose,
+        labeled=np.asarray(problem.labeled, dtype=bool),
+    )
+
+
+def _train_decision(solution: Solution, qp: QuadraticProblem, kernel_matmul) -> np.ndarray:
+    if solution.train_decision is not None:
+        return np.asarray(solution.train_decision).reshape(qp.rhs.shape[0], -1)
+    f = kernel_matmul(qp.kernel, qp.X, solution.X_fit, solution.dual_coef, qp.memory_budget)
+    return np.asarray(f).reshape(qp.rhs.shape[0], -1)
+
+
+def _solve_with_intercept(qp: QuadraticProblem, solve_quadratic, kernel_matmul):
+    """Quadratic solve with an unpenalised bias (Sherman–Morrison on the bordered system)."""
+    n, r = qp.rhs.shape
+    v = qp.active.astype(np.float64)
+    if qp.laplacian is not None and qp.lambda_intrinsic > 0:
+        v = v + qp.lambda_intrinsic * np.asarray(qp.laplacian @ np.ones(n)).ravel()
+    sigma = float(v.sum())
+    if not sigma > 0:
+        raise ValueError(
+            "fit_intercept=True needs at least one labeled point carrying the loss's curvature; "
+            "none is active (all margins satisfied with zero bias): use fit_intercept=False"
+        )
+    both = dict(vars(qp))
+    both["rhs"] = np.column_stack([qp.rhs, v])
+    aug = QuadraticProblem(**both)
+    solution = solve_quadratic(aug)
+    F = _train_decision(solution, aug, kernel_matmul)
+    coef = np.asarray(solution.dual_coef).reshape(-1, r + 1)
+    x, y = coef[:, :r], coef[:, r:]
+    f_x, f_y = F[:, :r], F[:, r:]
+    zeta = qp.rhs.sum(axis=0)
+    weight = (v @ f_x - zeta) / (sigma - float(v @ f_y[:, 0]))
+    alpha = x + y * weight
+    f = f_x + f_y * weight
+    intercept = (zeta - v @ f) / sigma
+    solution.dual_coef = alpha
+    solution.train_decision = f + intercept
+    solution.intercept = intercept
+    if solution.residuals is not None:
+        solution.residuals = np.asarray(solution.residuals).reshape(len(solution.residuals), -1)
+    return solution
+
+
+def _solve_once(qp, solve_quadratic, fit_intercept, kernel_matmul):
+    if fit_intercept:
+        return _solve_with_intercept(qp, solve_quadratic, kernel_matmul)
+    solution = solve_quadratic(qp)
+    return solution
+
+
+def _rkhs_products(kernel, X_fit, a, d, memory_budget, kernel_matmul):
+    """``aᵀKa, aᵀKd, dᵀKd`` over the expansion points (K = k(X_fit, X_fit))."""
+    Kd = kernel_matmul(kernel, X_fit, None, d, memory_budget)
+    Ka = kernel_matmul(kernel, X_fit, None, a, memory_budget)
+    return float(a @ Ka), float(a @ Kd), float(d @ Kd)
+
+
+def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, column):
+    """Primal Newton for one target column; returns (Solution, n_newton, history)."""
+    n = y.shape[0]
+    lab = np.flatnonzero(labeled)
+    y_l = y[lab]
+    c = loss.curvature
+    L = problem.laplacian if problem.lambda_intrinsic > 0 else None
+
+    def objective_terms(f, alpha_norm2):
+        data = float(np.sum(loss.value(y_l, f[lab])))
+        graph = float(f @ (L @ f)) if L is not None else 0.0
+        return data + problem.lambda_ambient * alpha_norm2 + problem.lambda_intrinsic * graph
+
+    f = np.zeros(n)
+    intercept = 0.0
+    alpha = None
+    X_fit = None
+    alpha_norm2 = 0.0  # αᵀ K_ss α
+    objective = objective_terms(f, alpha_norm2)
+    history = [objective]
+    total_inner = 0
+    info = {}
+    n_newton = 0
+    decrease = np.inf
+    decrease = np.inf
+
+    def zones(f_l, tol=0.0):
+        # The quadratic model is exact while these masks hold (active rows, linear-zone rows).
+        active_l = loss.active(y_l, f_l, tol)
+        return active_l, (loss.derivative(y_l, f_l) != 0) & ~active_l
+
+    def shift_bias(f):
+        """Minimise over the bias alone (its curvature is zero when no row is active)."""
+
+        def phi_b(delta):
+            g = f + delta
+            graph = float(g @ (L @ g)) if L is not None else 0.0
+            return float(np.sum(loss.value(y_l, g[lab]))) + problem.lambda_intrinsic * graph
+
+        scale = max(1.0, float(np.max(np.abs(y_l))))
+        best = minimize_scalar(phi_b, bracket=(-scale, scale), method="brent", tol=1e-14)
+        return float(best.x) if best.fun < phi_b(0.0) else 0.0
+
+    for n_newton in range(1, NEWTON_MAX_ITER + 1):  # noqa: B007 - reported after the loop
+        f_l = f[lab]
+        active_l, linear_l = zones(f_l, ZONE_TOL)
+        if problem.fit_intercept and not active_l.any() and linear_l.any():
+            # No curvature in the bias direction: a Newton step is unbounded there.  The exact
+            # minimum over b alone puts a point on a zone boundary, which makes it active.
+            delta = shift_bias(f)
+            f = f + delta
+            intercept += delta
+            objective = objective_terms(f, alpha_norm2)
+            f_l = f[lab]
+            active_l, linear_l = zones(f_l, ZONE_TOL)
+        if alpha is None and not active_l.any() and not linear_l.any():
+            break  # zero loss and zero gradient at f = 0: α = 0 is optimal
+        active = np.zeros(n, dtype=bool)
+        active[lab[active_l]] = True
+        rhs = np.zeros((n, 1))
+        rhs[lab, 0] = np.where(active_l, f_l, 0.0) - loss.derivative(y_l, f_l) / c
+        qp = _quadratic(problem, rhs, active, scale=c / 2.0)
+        step = _solve_once(qp, solve_quadratic, problem.fit_intercept, kernel_matmul)
+        total_inner += int(step.n_iter)
+        info = step.info
+        f_new = _train_decision(step, qp, kernel_matmul)[:, 0]
+        alpha_new = np.asarray(step.dual_coef).reshape(-1)
+        X_fit = step.X_fit
+        b_new = float(step.intercept[0]) if step.intercept is not None else 0.0
+        # Exact line search on φ(t) = objective(f + t Δf): the regularizers are quadratic in t.
+        a0 = np.zeros_like(alpha_new) if alpha is None else alpha
+        d_alpha = alpha_new - a0
+        aKa, aKd, dKd = _rkhs_products(
+            problem.kernel, X_fit, a0, d_alpha, problem.memory_budget, kernel_matmul
+        )
+        df = f_new - f
+        if L is not None:
+            # f includes the bias: L·1 = 0 holds for unnormalized Laplacians only.
+            fLf, fLd, dLd = float(f @ (L @ f)), float(f @ (L @ df)), float(df @ (L @ df))
+        else:
+            fLf = fLd = dLd = 0.0
+
+        def phi(t, f=f, df=df, aKa=aKa, aKd=aKd, dKd=dKd, fLf=fLf, fLd=fLd, dLd=dLd):
+            data = float(np.sum(loss.value(y_l, f[lab] + t * df[lab])))
+            reg = aKa + 2 * t * aKd + t * t * dKd
+            graph = fLf + 2 * t * fLd + t * t * dLd
+            return data + problem.lambda_ambient * reg + problem.lambda_intrinsic * graph
+
+        t, value = 1.0, phi(1.0)
+        best = minimize_scalar(phi, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-10})
+        if best.fun < value - 1e-12 * abs(value):
+            t, value = float(best.x), float(best.fun)
+        alpha = a0 + t * d_alpha
+        alpha_norm2 = aKa + 2 * t * aKd + t * t * dKd
+        f = f + t * df
+        intercept = intercept + t * (b_new - intercept)
+        history.append(value)
+        decrease = objective - value
+        objective = value
+        new_active, new_linear = zones(f[lab], ZONE_TOL)
+        stationary = (
+            t == 1.0
+            and np.array_equal(new_active, active_l)
+            and np.array_equal(new_linear, linear_l)
+        )
+        if stationary or decrease <= NEWTON_TOL * max(abs(objective), 1e-300):
+            break
+    else:
+        warnings.warn(
+            f"Newton did not converge in {NEWTON_MAX_ITER} iterations for target column "
+            f"{column} (relative decrease {decrease / max(abs(objective), 1e-300):.2e}); "
+            "raise ambient_reg or check the targets",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+    if alpha is None:  # zero solution: expansion over the labeled points
+        X_fit = problem.X[lab]
+        alpha = np.zeros(lab.size)
+    info = {**info, "newton_iterations": n_newton, "objective_history": history}
+    solution = Solution(
+        X_fit=X_fit,
+        dual_coef=alpha[:, None],
+        train_decision=f[:, None],
+        intercept=np.array([intercept]) if problem.fit_intercept else None,
+        n_iter=total_inner,
+        info=info,
+    )
+    return solution
+
+
+def solve_manifold(problem: ManifoldProblem, solve_quadratic, *, kernel_matmul=None) -> Solution:
+    """Solve a :class:`ManifoldProblem` with a quadratic solver (module docstring).
+
+    Parameters
+    ----------
+    problem : ManifoldProblem
+    solve_quadratic : callable
+        ``QuadraticProblem -> Solution``; the expansion points ``X_fit`` must not depend on the
+        quadratic problem's right-hand side or active rows (Nyström centers are chosen once).
+    kernel_matmul : callable, optional
+        ``(kernel, A, B, V, memory_budget) -> K(A, B) V``; default
+        :func:`semiscale.linalg.kernel_matmul`.
+
+    Returns
+    -------
+    Solution
+        ``train_decision`` is f on every training point (bias included), ``intercept`` the bias
+        when fitted.  For non-quadratic losses ``n_iter`` sums the inner iterations over Newton
+        steps and columns, and ``info["newton_iterations"]`` lists the Newton steps per column.
+    """
+    if kernel_matmul is None:
+        from ..linalg import kernel_matmul
+    loss = SquaredLoss() if problem.loss is None else get_loss(problem.loss)
+    targets = np.asarray(problem.targets, dtype=np.float64)
+    targets = targets.reshape(targets.shape[0], -1)
+    labeled = np.asarray(problem.labeled, dtype=bool)
+    tic = time.perf_counter()
+    if loss.quadratic:
+        qp = _quadratic(problem, targets * labeled[:, None], labeled)
+        solution = _solve_once(qp, solve_quadratic, problem.fit_intercept, kernel_matmul)
+        solution.info.setdefault("loss", loss.name)
+        return solution
+    columns = [
+        _newton_column(problem, loss, targets[:, j], labeled, solve_quadratic, kernel_matmul, j)
+        for j in range(targets.shape[1])
+    ]
+    first = columns[0]
+    for other in columns[1:]:
+        same = other.X_fit is first.X_fit or (
+            np.shape(other.X_fit) == np.shape(first.X_fit)
+            and not (other.X_fit != first.X_fit).sum()
+        )
+        if not same:  # pragma: no cover - a solver whose span depends on the rhs
+            raise RuntimeError("the quadratic solver changed its expansion points between columns")
+    info = dict(first.info)
+    info.update(
+        loss=loss.name,
+        newton_iterations=[c.info["newton_iterations"] for c in columns],
+        objective_history=[c.info["objective_history"] for c in columns],
+        newton_seconds=time.perf_counter() - tic,
+    )
+    return Solution(
+        X_fit=first.X_fit,
+        dual_coef=np.column_stack([c.dual_coef[:, 0] for c in columns]),
+        train_decision=np.column_stack([c.train_decision[:, 0] for c in columns]),
+        intercept=(
+            np.concatenate([c.intercept for c in columns]) if problem.fit_intercept else None
+        ),
+        n_iter=sum(c.n_iter for c in columns),
+        info=info,
+    )
