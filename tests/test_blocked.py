@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from semiscale._memory import MemoryBudgetError
 from semiscale.kernels import RBF, Laplacian, Linear, Polynomial
-from semiscale.linalg import kernel_matmul, kernel_rmatmul
+from semiscale.linalg import kernel_matmul, kernel_matrix, kernel_rmatmul
 
 KERNELS = [RBF(0.4), Laplacian(0.2), Linear(), Polynomial(2, 0.3, 1.0)]
 IDS = ["rbf", "laplacian", "linear", "poly"]
@@ -152,7 +152,6 @@ def test_empty_rows():
 def test_kernel_matrix_blocked_fill_and_budget():
     from semiscale._memory import MemoryBudgetError
     from semiscale.kernels import RBF
-    from semiscale.linalg.blocked import kernel_matrix
 
     rng = np.random.default_rng(0)
     A, B = rng.random((60, 4)), rng.random((25, 4))
@@ -182,18 +181,18 @@ def test_blocks_into_out_equal_the_dense_kernel(kernel, sparse, dtype):
 @pytest.mark.parametrize("kernel", KERNELS, ids=IDS)
 @pytest.mark.parametrize("sparse", [False, True])
 def test_threads_split_rows_and_agree_with_one_thread(kernel, sparse, monkeypatch):
-    import semiscale.linalg.blocked as blocked
+    import semiscale.linalg.streaming as streaming
     from semiscale._parallel import row_chunks
 
     # Small operands, so lower the size at which products are split.
-    monkeypatch.setattr(blocked, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(streaming, "PARALLEL_MIN_ENTRIES", 0)
     A, B = _data(sparse, False, n=101, m=40)
     K = kernel(A, B)
     rng = np.random.default_rng(2)
     V, U = rng.standard_normal((40, 3)), rng.standard_normal((101, 2))
-    assert len(blocked._chunks(A, B, 3, 1 << 30)) == 3
-    assert len(blocked._chunks(A, None, 3, 1 << 30)) == 1  # one operand: never split
-    assert len(blocked._chunks(A, B, 3, 1000)) == 1  # budget too small to share
+    assert len(streaming._chunks(A, B, 3, 1 << 30)) == 3
+    assert len(streaming._chunks(A, None, 3, 1 << 30)) == 1  # one operand: never split
+    assert len(streaming._chunks(A, B, 3, 1000)) == 1  # budget too small to share
     for n_jobs in (1, 2, 3, None):
         np.testing.assert_allclose(
             kernel_matmul(kernel, A, B, V, n_jobs=n_jobs), K @ V, rtol=1e-12, atol=1e-12
@@ -202,7 +201,7 @@ def test_threads_split_rows_and_agree_with_one_thread(kernel, sparse, monkeypatc
             kernel_rmatmul(kernel, A, B, U, n_jobs=n_jobs), K.T @ U, rtol=1e-12, atol=1e-12
         )
         np.testing.assert_allclose(
-            blocked.kernel_matrix(kernel, A, B, n_jobs=n_jobs), K, rtol=1e-12, atol=1e-13
+            kernel_matrix(kernel, A, B, n_jobs=n_jobs), K, rtol=1e-12, atol=1e-13
         )
     # Reproducible for a given number of threads.
     runs = [kernel_rmatmul(kernel, A, B, U, n_jobs=2) for _ in range(2)]

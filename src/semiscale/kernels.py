@@ -21,7 +21,6 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 
-from semiscale._memory import MemoryBudgetError, block_rows, format_bytes, parse_memory_budget
 from semiscale._pairs import (
     _IDX_BYTES,
     _cast,
@@ -195,34 +194,6 @@ class Kernel(BaseEstimator, metaclass=ABCMeta):
         new._check_params()
         return new
 
-    def fit(self, X, y=None, *, laplacian=None, random_state=None) -> Kernel:
-        """Return a copy fitted on training data; the copy evaluates between any points.
-
-        This is the protocol every estimator calls (once per ``fit``, result stored as
-        ``kernel_``).  A fixed kernel only resolves its data-dependent hyper-parameters
-        (:meth:`resolve`).  A kernel that *learns* from data — paper 002's data-dependent kernel,
-        a cluster kernel — overrides it: it may read the training points ``X``, the labels ``y``
-        (unlabeled points marked as the estimator marks them) and the graph Laplacian on ``X``
-        (when the estimator has one), stores what it learned in attributes ending in ``_``,
-        and its blocks then give ``k(a, b)`` for any points ``a``, ``b`` (training or new).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training points, labeled and unlabeled.
-        y : array-like of shape (n_samples,) or None
-            Labels as given to the estimator.
-        laplacian : sparse matrix of shape (n_samples, n_samples) or None
-            The estimator's graph Laplacian on ``X`` (None without a graph term).
-        random_state : int, RandomState or None
-
-        Returns
-        -------
-        Kernel
-            A new kernel; ``self`` is unchanged.
-        """
-        return self.resolve(X, random_state=random_state)
-
     def _row_bytes(self, pair: _Pair) -> int:
         return pair.it * pair.B.shape[0] + pair.dot_row_bytes()
 
@@ -251,16 +222,16 @@ class Kernel(BaseEstimator, metaclass=ABCMeta):
     def blocks(self, A, B=None, memory_budget=None, *, out=None, max_rows=None):
         """Iterate over ``(rows, K[rows, :])`` with each block's temporaries within the budget.
 
-        With ``out`` (a C-contiguous array of shape (len(A), len(B)) and the result dtype) every
-        block is written into ``out[rows]`` and the yielded block is that view: kernels whose
-        block formula can run in place (RBF on dense inputs) then skip one copy of the matrix.
-        ``max_rows`` caps the rows of a block below what the budget allows (streamed products
-        use it to keep blocks cache-sized).
-
-        The rows per block come from :func:`semiscale._memory.block_rows` with the bytes one row
-        needs (output row and distance/product temporaries), after the B-side precomputation
-        is taken from the budget.  Release each block (``del K``) before asking for the next one,
-        or two blocks are alive at once.
+        The array-operations layer sizes and streams the blocks
+        (:meth:`semiscale.linalg.ops.ArrayOps.kernel_blocks`, on the implementation in use):
+        the rows per block are what fits in ``memory_budget`` after the B-side operands, from
+        this kernel's memory model (:meth:`_block_plan`).  With ``out`` (a C-contiguous array of
+        shape (len(A), len(B)) and the result dtype) every block is written into ``out[rows]``
+        and the yielded block is that view: kernels whose block formula can run in place (RBF on
+        dense inputs) then skip one copy of the matrix.  ``max_rows`` caps the rows of a block
+        below what the budget allows (streamed products use it to keep blocks cache-sized).
+        Release each block (``del K``) before asking for the next one, or two blocks are alive
+        at once.
 
         Parameters
         ----------
@@ -282,27 +253,21 @@ class Kernel(BaseEstimator, metaclass=ABCMeta):
         MemoryBudgetError
             Before allocating anything, when not one row fits in ``memory_budget``.
         """
+        # Imported here: kernels sit below linalg/, which imports nothing from this module.
+        from semiscale.linalg.ops import get_ops
+
+        return get_ops().kernel_blocks(self, A, B, memory_budget, out=out, max_rows=max_rows)
+
+    def _block_plan(self, A, B=None):
+        """Validated operands and memory model of ``K(A, B)``'s blocks, for the layer to size them.
+
+        Returns ``(pair, row_bytes, fixed_bytes)``: ``row_bytes`` is what one row of a block
+        needs (the output row and the distance/product temporaries), ``fixed_bytes`` the B-side
+        precomputation made once per product.
+        """
         self._check_params()
         pair = _Pair(A, B)
-        budget = parse_memory_budget(memory_budget)
-        per_row, fixed = self._row_bytes(pair), self._fixed_bytes(pair)
-        if budget - fixed < per_row:
-            raise MemoryBudgetError(
-                f"memory_budget={format_bytes(budget)} is too small for one kernel block row "
-                f"({format_bytes(per_row)} per row plus {format_bytes(fixed)} for B-side "
-                f"operands); raise memory_budget to at least {per_row + fixed} bytes"
-            )
-        rows = block_rows(pair.A.shape[0], per_row, budget - fixed, what="kernel block")
-        if max_rows is not None:
-            rows = max(1, min(rows, int(max_rows)))
-        if out is not None:
-            shape = (pair.A.shape[0], pair.B.shape[0])
-            if out.shape != shape or out.dtype != pair.dtype or not out.flags.c_contiguous:
-                raise ValueError(
-                    f"out must be a C-contiguous {pair.dtype} array of shape {shape}, got "
-                    f"{out.dtype} {out.shape}"
-                )
-        return self._iter_blocks(pair, rows, out)
+        return pair, self._row_bytes(pair), self._fixed_bytes(pair)
 
     def _iter_blocks(self, pair: _Pair, rows: int, out=None):
         state = self._setup(pair)

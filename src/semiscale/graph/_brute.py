@@ -5,16 +5,12 @@ Private to :mod:`semiscale.graph.knn` (see its docstring for when each search ru
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import scipy.sparse as sp
 
-from .._memory import block_rows, parse_memory_budget, row_slices
-from .._parallel import blas_threads
+from .._memory import parse_memory_budget, row_slices
+from ..linalg.ops import get_ops
 
-#: Row-block cap of the brute-force search (keeps blocks cache friendly and threads balanced).
-_MAX_BLOCK_ROWS = 512
 #: Column-group size of the brute-force selection (see ``_select_k_smallest``).
 _GROUP = 16
 
@@ -145,10 +141,12 @@ def _kneighbors_brute(
 
     For a block ``B`` of query rows, ``G = (−2B) Xᵀ + ‖x_j‖²`` (one BLAS product; ``‖b‖²`` is
     constant along a row and does not change the order), the query's own column set to ``+∞``,
-    is reduced to its smallest entries by :func:`_select_k_smallest`.  Blocks run on ``n_jobs``
-    threads, each with a single-threaded BLAS; a block holds ``rows × n`` values, sized by
-    :func:`semiscale._memory.block_rows`.  The distances of the selected pairs are recomputed
-    as ``‖x_i − x_j‖²`` directly in float64 (dense input), free of cancellation error.
+    is reduced to its smallest entries by :func:`_select_k_smallest`.  The distance GEMM, the
+    block sizes (``rows × n`` values each, under ``memory_budget``) and the ``n_jobs`` threads
+    belong to the array-operations layer
+    (:meth:`semiscale.linalg.ops.ArrayOps.sq_distance_scan`); this module only selects.  The
+    distances of the selected pairs are recomputed as ``‖x_i − x_j‖²`` directly in float64
+    (dense input), free of cancellation error.
 
     Sparse ``X`` is densified when the dense copy fits in a quarter of the budget and at least
     1 % of its entries are non-zero (BLAS then beats scipy's single-threaded sparse products,
@@ -174,25 +172,13 @@ def _kneighbors_brute(
     kc = k + 1 if mode == "verify" and k + 1 < n - 1 else k
     if kc == k:
         mode = "exact"  # float64 products, or every other point is a candidate
-    sparse = sp.issparse(Xw)
-    dtype = Xw.dtype
     groups = _GROUP if n >= 8 * _GROUP * kc else 1
-    sq_w = sq.astype(dtype)
-    right = Xw.T.tocsr() if sparse else Xw.T
-    workers = max(1, min(n_jobs, m))
-    per_row = n * dtype.itemsize + 2 * (n // groups + 1) * 8 + (d * dtype.itemsize if sparse else 0)
-    rows = block_rows(m, per_row * workers, budget, what="brute-force kNN block")
-    rows = min(rows, _MAX_BLOCK_ROWS, max(1, -(-m // (2 * workers))))
     ind = np.empty((m, k), dtype=np.intp)
     dist2 = np.empty((m, k))
     gap = np.empty(m)  # float32 (k+1)-th minus k-th smallest value ("verify" mode)
 
-    def block(s):
+    def select(s, G):
         q = queries[s]
-        # −2 is a power of two: (−2b)·x rounds exactly like −2(b·x)
-        G = ((Xw[q] * -2.0) @ right).toarray() if sparse else (Xw[q] * dtype.type(-2.0)) @ right
-        G += sq_w
-        G[np.arange(q.size), q] = np.inf
         cols, vals = _select_k_smallest(G, kc, groups)
         if kc > k:
             order = np.argsort(vals, axis=1)
@@ -204,14 +190,16 @@ def _kneighbors_brute(
         ind[s] = np.take_along_axis(cols, order, axis=1)
         dist2[s] = np.take_along_axis(d2, order, axis=1)
 
-    slices = list(row_slices(m, rows))
-    with blas_threads(1 if workers > 1 else None):
-        if workers == 1:
-            for s in slices:
-                block(s)
-        else:
-            with ThreadPoolExecutor(workers) as pool:
-                list(pool.map(block, slices))
+    # the selection's temporaries per query row: the group minima and their argpartition
+    get_ops().sq_distance_scan(
+        Xw,
+        sq.astype(Xw.dtype),
+        queries,
+        select,
+        row_bytes=2 * (n // groups + 1) * 8,
+        memory_budget=budget,
+        n_jobs=n_jobs,
+    )
     if mode == "verify":
         bad = np.flatnonzero(~(gap > 2.0 * _float32_error_bound(sq, d)[queries]))
         if bad.size:

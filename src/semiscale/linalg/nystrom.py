@@ -39,6 +39,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .._memory import block_rows
+from .ops import get_ops
 
 __all__ = ["jittered_cholesky", "resolve_n_centers", "select_centers", "CENTER_METHODS"]
 
@@ -164,10 +165,12 @@ def _kmeanspp(X, n_centers, rng, kernel, candidates, memory_budget):
     taken = np.zeros(candidates.size, dtype=bool)
     chosen = [int(rng.integers(candidates.size))]
     dist = np.full(candidates.size, np.inf)
+    ops = get_ops()
     for _ in range(n_centers - 1):
         c = chosen[-1]
         taken[c] = True
-        k_c = np.asarray(kernel(Xc, Xc[c : c + 1]), dtype=np.float64)[:, 0]
+        k_c = ops.kernel_matrix(kernel, Xc, Xc[c : c + 1], memory_budget)
+        k_c = np.asarray(k_c, dtype=np.float64)[:, 0]
         np.minimum(dist, np.maximum(diag + diag[c] - 2 * k_c, 0), out=dist)
         dist[taken] = 0
         chosen.append(_sample(dist, rng, taken))
@@ -205,6 +208,7 @@ def _rpcholesky_factor(X, n_centers, rng, kernel, candidates, memory_budget):
     block_rows(n, per_row, memory_budget, what=what)
     block_rows(1, n * per_row, memory_budget, what=what)
     Xc = X[candidates]
+    ops = get_ops()
     residual = np.asarray(kernel.diag(Xc), dtype=np.float64).copy()
     floor = 1e-14 * max(residual.max(initial=0.0), np.finfo(float).tiny)
     # Column-major: the filled columns F[:, :k] are one contiguous block for BLAS.
@@ -226,7 +230,7 @@ def _rpcholesky_factor(X, n_centers, rng, kernel, candidates, memory_budget):
         )
         start = weights[proposals]  # > 0: a zero weight is never drawn
         H = np.asarray(kernel(Xc[proposals], Xc[proposals]), dtype=np.float64)
-        H -= F[proposals, :k] @ F[proposals, :k].T
+        H -= ops.matmul(F[proposals, :k], F[proposals, :k].T)
         accept_draws = rng.random(b)
         accepted = []
         for j in range(b):
@@ -244,8 +248,9 @@ def _rpcholesky_factor(X, n_centers, rng, kernel, candidates, memory_budget):
         new = slice(k, k + S.size)
         # The accepted pivots' residual columns G = K[:, S] − F Fᵀ[:, S], then F_new = G L⁻ᵀ
         # with L Lᵀ = G[S] (in place: BLAS trsm from the right on F's column block).
-        F[:, new] = kernel(Xc[S], Xc).T  # row-major a × n: a plain copy into F's columns
-        F[:, new] -= F[:, :k] @ F[S, :k].T
+        # row-major a × n: a plain copy into F's columns
+        F[:, new] = ops.kernel_matrix(kernel, Xc[S], Xc, memory_budget).T
+        F[:, new] -= ops.matmul(F[:, :k], F[S, :k].T)
         block = F[S, new]
         L, _ = jittered_cholesky((block + block.T) / 2)
         F[:, new] = sla.blas.dtrsm(1.0, L, F[:, new], side=1, lower=1, trans_a=1, overwrite_b=1)
@@ -332,68 +337,19 @@ def select_centers(
 def jittered_cholesky(K_ss, *, initial_jitter=1e-12, max_tries=12, growth=10.0, min_pivot=None):
     r"""Lower Cholesky factor of a symmetric PSD matrix, adding jitter until it is well posed.
 
-    Tries ``K_ss`` itself first, then ``K_ss + ε I`` with
-    ``ε = initial_jitter · mean(diag K_ss) · growth^t`` for ``t = 0, 1, …``.  A factorization is
-    accepted when LAPACK succeeds *and* the smallest pivot is not lost in round-off,
-    ``min_i L_ii² > s · u · mean(diag K_ss)`` (``u`` the unit round-off), so singular matrices
-    such as duplicate Nyström centers are jittered instead of silently factored into garbage.
-
-    Parameters
-    ----------
-    K_ss : ndarray of shape (s, s)
-        Symmetric positive semi-definite matrix (e.g. the kernel on the Nyström centers).
-    initial_jitter : float
-        First relative jitter, multiplied by the mean diagonal.
-    max_tries : int
-        Number of jittered attempts after the unjittered one.
-    growth : float
-        Factor by which the jitter grows between attempts.
-    min_pivot : float, optional
-        Accept a factor only when ``min_i L_ii² > min_pivot · mean(diag K_ss)`` (default
-        ``s · u``).  Preconditioners ask for 1e-10: their ``T⁻¹`` then amplifies round-off by at
-        most ~1e5, which stopped PCG breakdowns (``pᵀHp ≤ 0``) on near-singular ``K_ss``.
-
-    Returns
-    -------
-    L : ndarray of shape (s, s)
-        Lower-triangular factor with ``L Lᵀ = K_ss + jitter · I``.
-    jitter : float
-        Absolute jitter added to the diagonal (0.0 when none was needed).
+    ``(L, jitter)`` with ``L Lᵀ = K_ss + jitter·I``, computed by the current array-operations
+    layer: :meth:`semiscale.linalg.ops.ArrayOps.jittered_cholesky` documents the jitter schedule
+    and the pivot floor (``min_pivot``; default ``s·u``).
 
     Raises
     ------
     numpy.linalg.LinAlgError
         When even the largest jitter fails (the matrix is not PSD or not finite).
     """
-    K_ss = np.asarray(K_ss)
-    if K_ss.ndim != 2 or K_ss.shape[0] != K_ss.shape[1]:
-        raise ValueError(f"K_ss must be a square matrix, got shape {K_ss.shape}")
-    s = K_ss.shape[0]
-    if s == 0:
-        return K_ss.copy(), 0.0
-    if not np.all(np.isfinite(K_ss)):
-        raise np.linalg.LinAlgError("K_ss contains NaN or inf; cannot factorize it")
-    mean_diag = float(np.mean(np.diag(K_ss)))
-    if not mean_diag > 0:
-        mean_diag = 1.0
-    floor = s * np.finfo(K_ss.dtype).eps if min_pivot is None else max(float(min_pivot), 0.0)
-    tiny = floor * mean_diag
-    jitter = 0.0
-    for t in range(max_tries + 1):
-        # One Fortran-ordered working copy per attempt, factored in place by LAPACK (no identity
-        # matrix, no second copy inside scipy).
-        work = np.array(K_ss, order="F")
-        if jitter:
-            work.flat[:: s + 1] += jitter
-        try:
-            L = sla.cholesky(work, lower=True, overwrite_a=True, check_finite=False)
-        except np.linalg.LinAlgError:
-            L = None
-        if L is not None and np.min(np.diag(L)) ** 2 > tiny:
-            return L, jitter
-        jitter = initial_jitter * mean_diag * growth**t
-    raise np.linalg.LinAlgError(
-        f"Cholesky of the {s}x{s} matrix failed even with jitter {jitter / growth:.3g} "
-        f"(= {jitter / growth / mean_diag:.3g} × mean diagonal); the matrix is not positive "
-        "semi-definite: check the kernel (is it PSD?) or raise initial_jitter / max_tries"
+    return get_ops().jittered_cholesky(
+        K_ss,
+        initial_jitter=initial_jitter,
+        max_tries=max_tries,
+        growth=growth,
+        min_pivot=min_pivot,
     )

@@ -17,6 +17,11 @@ over row blocks of ``X`` (``u = K_ns α``, then ``K_nsᵀ v``) with the sparse p
 
 With all points as centers (``s = n``), ``H = K (J K + λ_A I + λ_I L K)`` and ``z = K J y``, so
 ``f = K α`` equals the exact LapRLS solution of eq. (3) (:class:`FullLapRLSHessian`).
+
+Every product (kernel blocks, the cached ``K_ns`` products, ``L u``, ``K_ss V``) is a call to
+the array-operations layer (:func:`semiscale.linalg.ops.get_ops`), which sizes the blocks; both
+operators implement :class:`semiscale.linalg.system.NystromSystem`, the protocol the
+preconditioners read.
 """
 
 from __future__ import annotations
@@ -25,9 +30,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
-from .._memory import MemoryBudgetError, block_rows, format_bytes, parse_memory_budget, row_slices
+from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 from .._validation import check_laplacian
-from .blocked import STREAM_BLOCK_BYTES, kernel_matmul, kernel_matrix, kernel_rmatmul
+from .ops import get_ops
 
 __all__ = ["FullLapRLSHessian", "NystromLapRLSHessian", "dense_nystrom_laprls_hessian"]
 
@@ -87,6 +92,11 @@ class NystromLapRLSHessian(LinearOperator):
     n_matvec_ : int
         Number of block products ``H V`` performed.
     n_samples_, n_labeled_, n_centers_ : int
+    n_samples, n_centers, labeled_index, kernel_cached
+        The :class:`~semiscale.linalg.system.NystromSystem` protocol (with ``laplacian``,
+        ``ambient_lambda``, ``intrinsic_lambda``, ``memory_budget`` and the methods
+        :meth:`kernel_ss`, :meth:`kernel_rows`, :meth:`kernel_ms`, :meth:`center_positions`,
+        :meth:`diagonal`).
     """
 
     def __init__(
@@ -143,6 +153,27 @@ class NystromLapRLSHessian(LinearOperator):
         self.cached_ = self._decide_cache(cache)
         self.n_matvec_ = 0
 
+    # ------------------------------------------------------------------ NystromSystem protocol
+    @property
+    def n_samples(self) -> int:
+        """``n`` (:class:`~semiscale.linalg.system.NystromSystem`)."""
+        return self.n_samples_
+
+    @property
+    def n_centers(self) -> int:
+        """``s``, the size of ``H``."""
+        return self.n_centers_
+
+    @property
+    def labeled_index(self) -> np.ndarray:
+        """The ``m`` labeled rows (``J``)."""
+        return self.labeled_index_
+
+    @property
+    def kernel_cached(self) -> bool:
+        """Whether products read a stored ``K_ns`` (``K_ms`` without a graph): ``cached_``."""
+        return self.cached_
+
     # ------------------------------------------------------------------ kernel blocks
     def _decide_cache(self, cache):
         if cache not in ("auto", True, False):
@@ -151,8 +182,8 @@ class NystromLapRLSHessian(LinearOperator):
         remaining = self.memory_budget - self._fixed - rows * self.n_centers_ * self.dtype.itemsize
         fits = False
         if cache is not False and remaining > 0:
-            try:  # only sizes the blocks: nothing is computed until the generator runs
-                self.kernel.blocks(self._X_used(), self.centers_, memory_budget=remaining)
+            try:  # only sizes the blocks: nothing is computed
+                get_ops().kernel_block_rows(self.kernel, self._X_used(), self.centers_, remaining)
                 fits = True
             except MemoryBudgetError:
                 pass
@@ -178,7 +209,11 @@ class NystromLapRLSHessian(LinearOperator):
     def kernel_ss(self):
         """``K_ss`` (computed once)."""
         if self._K_ss is None:
-            self._K_ss = np.asarray(self.kernel(self.centers_, self.centers_), dtype=self.dtype)
+            # One operand twice (exact unit self-similarities); one thread, so that the pair
+            # stays one operand.
+            C = self.centers_
+            K = get_ops().kernel_matrix(self.kernel, C, C, self.memory_budget)
+            self._K_ss = np.asarray(K, dtype=self.dtype)
         return self._K_ss
 
     def _work_budget(self, r):
@@ -196,7 +231,7 @@ class NystromLapRLSHessian(LinearOperator):
 
     def _cache(self):
         if self._K_rows is None:
-            K = kernel_matrix(
+            K = get_ops().kernel_matrix(
                 self.kernel,
                 self._X_used(),
                 self.centers_,
@@ -211,7 +246,8 @@ class NystromLapRLSHessian(LinearOperator):
         index = _index(index, self.n_samples_, "index")
         if self.cached_ and self._rows is None:
             return self._cache()[index]
-        return np.asarray(self.kernel(self.X[index], self.centers_), dtype=self.dtype)
+        K = get_ops().kernel_matrix(self.kernel, self.X[index], self.centers_, self.memory_budget)
+        return np.asarray(K, dtype=self.dtype)
 
     def center_positions(self, index):
         """Position among the centers of each point ``X[index]`` that is a center, else −1.
@@ -236,26 +272,28 @@ class NystromLapRLSHessian(LinearOperator):
 
     def kns_matmul(self, alpha):
         """``K_ns α`` for ``α`` of shape (s,) or (s, r): the predictions on all training points."""
-        alpha = np.asarray(alpha)
+        alpha, ops = np.asarray(alpha), get_ops()
         if self.cached_ and self._rows is None:
-            return self._cache() @ alpha.astype(self.dtype, copy=False)
+            return ops.matmul(self._cache(), alpha.astype(self.dtype, copy=False))
         A2 = alpha.reshape(self.n_centers_, -1)
         budget = self._work_budget(A2.shape[1])
-        out = kernel_matmul(self.kernel, self.X, self.centers_, A2, budget, self.n_jobs)
+        out = ops.kernel_matmul(self.kernel, self.X, self.centers_, A2, budget, self.n_jobs)
         return out.reshape((self.n_samples_,) + alpha.shape[1:])
 
     # ------------------------------------------------------------------ products
     def _kmul(self, V):
+        ops = get_ops()
         if self.cached_:
-            return self._cache() @ V
-        return kernel_matmul(self.kernel, self._X_used(), self.centers_, V, self._work, self.n_jobs)
+            return ops.matmul(self._cache(), V)
+        X, C = self._X_used(), self.centers_
+        return ops.kernel_matmul(self.kernel, X, C, V, self._work, self.n_jobs)
 
     def _ktmul(self, U):
+        ops = get_ops()
         if self.cached_:
-            return self._cache().T @ U
-        return kernel_rmatmul(
-            self.kernel, self._X_used(), self.centers_, U, self._work, self.n_jobs
-        )
+            return ops.matmul(self._cache().T, U)
+        X, C = self._X_used(), self.centers_
+        return ops.kernel_rmatmul(self.kernel, X, C, U, self._work, self.n_jobs)
 
     def _matmat(self, V):
         r"""``H V = K_nsᵀ (J u + λ_I L u) + λ_A K_ss V`` with ``u = K_ns V`` (eq. 7)."""
@@ -266,13 +304,13 @@ class NystromLapRLSHessian(LinearOperator):
         if self.laplacian is None:
             v = u  # rows are the labeled points only
         else:
-            v = np.asarray(self.laplacian @ u, dtype=self.dtype)
+            v = np.asarray(get_ops().sparse_matmul(self.laplacian, u), dtype=self.dtype)
             v *= self.intrinsic_lambda
             v[self.labeled_index_] += u[self.labeled_index_]
         del u
         out = np.asarray(self._ktmul(v), dtype=self.dtype)
         if self.ambient_lambda:
-            out += self.ambient_lambda * (self.kernel_ss() @ V)
+            out += self.ambient_lambda * get_ops().matmul(self.kernel_ss(), V)
         return out
 
     def _matvec(self, v):
@@ -297,13 +335,14 @@ class NystromLapRLSHessian(LinearOperator):
         if Y.shape[0] != self.n_labeled_ or Y.ndim not in (1, 2):
             raise ValueError(f"Y must have shape ({self.n_labeled_},) or ({self.n_labeled_}, r)")
         Y2 = Y.reshape(self.n_labeled_, -1).astype(self.dtype, copy=False)
+        ops = get_ops()
         if self.cached_:
             K_ms = self._cache()[self.labeled_index_] if self._rows is None else self._cache()
-            out = K_ms.T @ Y2
+            out = ops.matmul(K_ms.T, Y2)
         else:
             work = self._work_budget(Y2.shape[1])
             X_l = self._X_used() if self._rows is not None else self.X[self.labeled_index_]
-            out = kernel_rmatmul(self.kernel, X_l, self.centers_, Y2, work, self.n_jobs)
+            out = ops.kernel_rmatmul(self.kernel, X_l, self.centers_, Y2, work, self.n_jobs)
         return np.asarray(out, dtype=self.dtype).reshape((self.n_centers_,) + Y.shape[1:])
 
     def diagonal(self):
@@ -318,13 +357,13 @@ class NystromLapRLSHessian(LinearOperator):
         if self.laplacian is not None:
             L, n = self.laplacian, self.n_samples_
             per_row = (L.nnz // max(n, 1) + 3) * s * it
-            rows = block_rows(n, per_row, self._work_budget(1), what="Jacobi diagonal")
-            for sl in row_slices(n, rows):
+            ops = get_ops()
+            for sl in ops.row_blocks(n, per_row, self._work_budget(1), what="Jacobi diagonal"):
                 Lb = L[sl]
                 own = np.arange(sl.start, sl.stop)
                 nbr = np.union1d(own, Lb.indices)
                 K_nbr = self.kernel_rows(nbr)
-                LK = Lb[:, nbr] @ K_nbr
+                LK = ops.sparse_matmul(Lb[:, nbr], K_nbr)
                 K_b = K_nbr[np.searchsorted(nbr, own)]
                 d += self.intrinsic_lambda * np.einsum("ij,ij->j", K_b, LK)
         return d + self.ambient_lambda * np.diag(self.kernel_ss())
@@ -354,22 +393,10 @@ class FullLapRLSHessian(NystromLapRLSHessian):
     def kernel_ss(self):
         """``K(X, X)``, exactly symmetric (computed once)."""
         if self._K_ss is None:
-            n = self.n_samples_
-            K = np.asarray(
-                kernel_matrix(self.kernel, self.X, None, memory_budget=self.memory_budget),
-                dtype=self.dtype,
-            )
-            max_rows = max(1, STREAM_BLOCK_BYTES // max(n * K.itemsize, 1))
-            # BLAS may round K[i, j] and K[j, i] differently: average the two triangles in
-            # row blocks (temporaries of one block) so that CG sees a symmetric operator.
-            for start in range(0, n, max_rows):
-                rows = slice(start, min(start + max_rows, n))
-                mean = (K[rows, :start] + K[:start, rows].T) / 2
-                K[rows, :start] = mean
-                K[:start, rows] = mean.T
-                diag = K[rows, rows]
-                diag[...] = (diag + diag.T) / 2
-            self._K_ss = K
+            ops = get_ops()
+            K = ops.kernel_matrix(self.kernel, self.X, None, memory_budget=self.memory_budget)
+            # BLAS may round K[i, j] and K[j, i] differently: CG needs a symmetric operator.
+            self._K_ss = ops.symmetrize(np.asarray(K, dtype=self.dtype))
         return self._K_ss
 
     def __init__(

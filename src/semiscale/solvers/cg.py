@@ -16,6 +16,9 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
+
+from ..linalg.ops import get_ops
 
 __all__ = ["SolveResult", "cg"]
 
@@ -48,11 +51,17 @@ class SolveResult:
 
 
 def _as_block_operator(A, name):
-    """Wrap a matrix, LinearOperator or callable as ``V (n, k) -> A V (n, k)``."""
+    """Wrap a matrix, LinearOperator or callable as ``V (n, k) -> A V (n, k)``.
+
+    A stored matrix is multiplied by the array-operations layer (an ``n × n`` kernel matrix makes
+    this the heavy product of the iteration).
+    """
     if hasattr(A, "matmat"):
         return A.matmat
     if hasattr(A, "shape") and hasattr(A, "__matmul__") and not callable(A):
-        return lambda V: A @ V
+        if sp.issparse(A):
+            return lambda V: get_ops().sparse_matmul(A, V)
+        return lambda V: get_ops().matmul(A, V)
     if hasattr(A, "apply") and callable(A.apply):
         return A.apply
     if callable(A):

@@ -1,11 +1,17 @@
-"""Dense direct solves with a least-squares fallback for singular systems."""
+"""Dense direct solves with a least-squares fallback for singular systems.
+
+The factorizations are the array-operations layer's (:meth:`semiscale.linalg.ops.ArrayOps.solve`
+and :meth:`~semiscale.linalg.ops.ArrayOps.lstsq`); this module decides what a singular system
+means and what to do about it.
+"""
 
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
+
+from ..linalg.ops import get_ops
 
 __all__ = ["solve_or_lstsq"]
 
@@ -18,7 +24,7 @@ def solve_or_lstsq(A, B, *, assume_a="gen", overwrite_a=False, what="system"):
     A : ndarray of shape (n, n)
     B : ndarray of shape (n,) or (n, r)
     assume_a : {"gen", "pos", "sym"}
-        Structure passed to :func:`scipy.linalg.solve` (LU for "gen", Cholesky for "pos").
+        Structure of ``A`` (LU for "gen", Cholesky for "pos", as :func:`scipy.linalg.solve`).
     overwrite_a : bool
         Let LAPACK factor ``A`` in place (saves one n×n copy; ``A`` is then destroyed).
     what : str
@@ -28,16 +34,15 @@ def solve_or_lstsq(A, B, *, assume_a="gen", overwrite_a=False, what="system"):
     -----
     "Singular" means LAPACK reports an exact zero pivot / non-positive pivot, or its reciprocal
     condition estimate is below machine precision (scipy's ``LinAlgWarning``), or the solution is
-    not finite.  The fallback is ``scipy.linalg.lstsq`` (SVD-based minimum-norm solution).
+    not finite.  The fallback is the SVD-based minimum-norm least-squares solution.
     """
+    ops = get_ops()
     A_backup = A if not overwrite_a else None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", sla.LinAlgWarning)
-            X = sla.solve(A, B, assume_a=assume_a, check_finite=False, overwrite_a=overwrite_a)
+        X = ops.solve(A, B, assume_a=assume_a, overwrite_a=overwrite_a)
         if np.all(np.isfinite(X)):
             return X
-    except (np.linalg.LinAlgError, sla.LinAlgWarning, ValueError):
+    except (np.linalg.LinAlgError, ValueError):
         pass
     if A_backup is None:
         raise np.linalg.LinAlgError(
@@ -49,4 +54,4 @@ def solve_or_lstsq(A, B, *, assume_a="gen", overwrite_a=False, what="system"):
         RuntimeWarning,
         stacklevel=3,
     )
-    return sla.lstsq(A, B, check_finite=False)[0]
+    return ops.lstsq(A, B)

@@ -1,13 +1,19 @@
 r"""Preconditioners for the Nyström LapRLS system ``H α = z`` (paper 000 §4.2).
 
 Notation (paper 000 eq. 4): ``H = K_msᵀK_ms + λ_A K_ss + λ_I K_nsᵀ L K_ns``; ``n`` points, ``m``
-labeled, ``s`` centers.  Every preconditioner is an object whose ``apply(V)`` returns ``P⁻¹ V``
-for an ``(s, r)`` block (``apply_t`` is the same, ``P`` being symmetric) and whose ``dense()``
-returns the ``P`` it inverts (jitter included), for tests.  Build them by name with
+labeled, ``s`` centers.  Every builder reads the system only through the documented protocol
+:class:`semiscale.linalg.system.NystromSystem` (sizes, ``λ_A``, ``λ_I``, ``L``, ``K_ss``, kernel
+rows of ``K_ns``, which points are centers, ``diag H``) — never an operator's internals — and
+does its linear algebra through the array-operations layer (:func:`semiscale.linalg.ops.get_ops`).
+Every preconditioner is an object whose ``apply(V)`` returns ``P⁻¹ V`` for an ``(s, r)`` block
+(``apply_t`` is the same, ``P`` being symmetric), whose ``dense()`` returns the ``P`` it inverts
+(jitter included), for tests, and whose ``aslinearoperator()`` wraps ``apply`` as a SciPy
+``LinearOperator`` (pyamg's ``aspreconditioner()``).  Build them by name with
 :func:`make_preconditioner` (lookup table :data:`PRECONDITIONERS`).
 
-**Nyström factorization.**  With ``K_ss + εI = TᵀT`` (``T`` upper, ``ε`` the jitter of
-:func:`~semiscale.linalg.nystrom.jittered_cholesky`) and the Nyström features
+**Nyström factorization** (:class:`semiscale.linalg.system.NystromFactor`).  With
+``K_ss + εI = TᵀT`` (``T`` upper, ``ε`` the jitter of
+:meth:`~semiscale.linalg.ops.ArrayOps.jittered_cholesky`) and the Nyström features
 ``Φ = K_ns T⁻¹`` (``ΦΦᵀ = K_ns K_ss⁻¹ K_sn``), the Hessian is exactly
 
 .. math::
@@ -37,11 +43,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
 
-from .._memory import block_rows
-from ..linalg.nystrom import _rng, jittered_cholesky
+from ..linalg.nystrom import _rng
+from ..linalg.ops import get_ops
+from ..linalg.system import NystromFactor
 
 #: Pivot floor of ``T = chol(K_ss)`` (squared pivot relative to the mean diagonal, jitter added
 #: below it) used when PCG breaks down with the default ``s·u`` floor (``t_min_pivot`` option;
@@ -87,7 +94,18 @@ __all__ = [
 ]
 
 
-class DensePreconditioner:
+class _Preconditioner:
+    """``apply``/``apply_t`` of ``P⁻¹`` on ``(s, r)`` blocks, and its LinearOperator."""
+
+    def aslinearoperator(self):
+        """``P⁻¹`` as a :class:`scipy.sparse.linalg.LinearOperator` (``P`` is symmetric)."""
+        s = self.size
+        return LinearOperator(
+            (s, s), matvec=self.apply, matmat=self.apply, rmatvec=self.apply_t, dtype=np.float64
+        )
+
+
+class DensePreconditioner(_Preconditioner):
     """``P`` given as an explicit ``s × s`` matrix, factorized once.
 
     Cholesky with adaptive jitter (``P + jitter_·I = LLᵀ``); LU when ``P`` is not positive
@@ -95,20 +113,22 @@ class DensePreconditioner:
     """
 
     def __init__(self, P):
+        ops = get_ops()
         P = np.asarray(P, dtype=np.float64)
         self.P = (P + P.T) / 2
+        self.size = P.shape[0]
         try:
-            self._factor, self.jitter_ = jittered_cholesky(self.P)
+            self._factor, self.jitter_ = ops.jittered_cholesky(self.P)
             self.method_ = "cholesky"
         except np.linalg.LinAlgError:
-            self._factor, self.jitter_ = sla.lu_factor(self.P, check_finite=False), 0.0
+            self._factor, self.jitter_ = ops.lu_factor(self.P), 0.0
             self.method_ = "lu"
 
     def apply(self, V):
         """``P⁻¹ V``."""
         if self.method_ == "cholesky":
-            return sla.cho_solve((self._factor, True), V, check_finite=False)
-        return sla.lu_solve(self._factor, V, check_finite=False)
+            return get_ops().cho_solve(self._factor, V)
+        return get_ops().lu_solve(self._factor, V)
 
     apply_t = apply
 
@@ -117,7 +137,7 @@ class DensePreconditioner:
         return self.P + self.jitter_ * np.eye(self.P.shape[0])
 
 
-class FactoredPreconditioner:
+class FactoredPreconditioner(_Preconditioner):
     r"""``P = Tᵀ Ĝ T`` from the lower Cholesky factor ``L = Tᵀ`` of ``K_ss`` and an SPD ``Ĝ``.
 
     ``apply(V) = T⁻¹ A⁻¹ A⁻ᵀ T⁻ᵀ V`` with ``Ĝ + jitter_·I = AᵀA``.  ``G_triangle="lower"``
@@ -130,16 +150,18 @@ class FactoredPreconditioner:
         if G_triangle not in (None, "lower"):
             raise ValueError(f"G_triangle must be None or 'lower', got {G_triangle!r}")
         self.L = L
+        self.size = L.shape[0]
         G = np.asarray(G, dtype=np.float64)
         self._G_lower = G_triangle == "lower"
         self.G = G if self._G_lower else (G + G.T) / 2
-        self._A, self.jitter_ = jittered_cholesky(self.G)
+        self._A, self.jitter_ = get_ops().jittered_cholesky(self.G)
 
     def apply(self, V):
         """``P⁻¹ V``: four triangular solves."""
-        W = sla.solve_triangular(self.L, V, lower=True, check_finite=False)
-        W = sla.cho_solve((self._A, True), W, check_finite=False)
-        return sla.solve_triangular(self.L, W, lower=True, trans="T", check_finite=False)
+        ops = get_ops()
+        W = ops.solve_triangular(self.L, V, lower=True)
+        W = ops.cho_solve(self._A, W)
+        return ops.solve_triangular(self.L, W, lower=True, trans=True)
 
     apply_t = apply
 
@@ -147,15 +169,17 @@ class FactoredPreconditioner:
         """``Tᵀ (Ĝ + jitter_·I) T``."""
         G = np.tril(self.G) + np.tril(self.G, -1).T if self._G_lower else self.G.copy()
         G.flat[:: G.shape[0] + 1] += self.jitter_
-        return self.L @ G @ self.L.T
+        ops = get_ops()
+        return ops.matmul(ops.matmul(self.L, G), self.L.T)
 
 
-class JacobiPreconditioner:
+class JacobiPreconditioner(_Preconditioner):
     """``P = diag(H)`` (zero diagonal entries are replaced by 1)."""
 
     def __init__(self, diagonal):
         d = np.asarray(diagonal, dtype=np.float64)
         self.diagonal = np.where(d > 0, d, 1.0)
+        self.size = d.size
 
     def apply(self, V):
         V = np.asarray(V)
@@ -172,13 +196,18 @@ def _float(A):
     return np.asarray(A, dtype=np.float64)
 
 
-def _paper_terms(hessian, center_laplacian, variant, laplacian_scale):
-    n, m, s = hessian.n_samples_, hessian.n_labeled_, hessian.n_centers_
+def _sizes(system):
+    """``(n, m, s)`` of a :class:`~semiscale.linalg.system.NystromSystem`."""
+    return system.n_samples, len(system.labeled_index), system.n_centers
+
+
+def _paper_terms(system, center_laplacian, variant, laplacian_scale):
+    n, m, s = _sizes(system)
     if variant == "auto":
         variant = 5 if m <= math.sqrt(n) else 6
     if variant not in (5, 6):
         raise ValueError(f"variant must be 5, 6 or 'auto', got {variant!r}")
-    lam_I = hessian.intrinsic_lambda if hessian.laplacian is not None else 0.0
+    lam_I = system.intrinsic_lambda if system.laplacian is not None else 0.0
     L_ss = None
     if lam_I > 0:
         if center_laplacian is None:
@@ -193,7 +222,7 @@ def _paper_terms(hessian, center_laplacian, variant, laplacian_scale):
     return variant, L_ss, scale
 
 
-def paper_preconditioner(hessian, center_laplacian=None, *, variant="auto", laplacian_scale=None):
+def paper_preconditioner(system, center_laplacian=None, *, variant="auto", laplacian_scale=None):
     r"""Paper 000's preconditioner, formed explicitly and factorized.
 
     .. math::
@@ -206,22 +235,23 @@ def paper_preconditioner(hessian, center_laplacian=None, *, variant="auto", lapl
     on the centers.  ``K_ss²`` squares the condition number of ``K_ss``, so jitter is usually
     needed; prefer :func:`falkon_preconditioner`, the same ``P`` in factored form.
     """
-    variant, L_ss, c = _paper_terms(hessian, center_laplacian, variant, laplacian_scale)
-    K_ss = _float(hessian.kernel_ss())
-    s, m = hessian.n_centers_, hessian.n_labeled_
+    variant, L_ss, c = _paper_terms(system, center_laplacian, variant, laplacian_scale)
+    ops = get_ops()
+    K_ss = _float(system.kernel_ss())
+    _, m, s = _sizes(system)
     if variant == 5:
-        K_ms = _float(hessian.kernel_ms())
-        P = K_ms.T @ K_ms
+        K_ms = _float(system.kernel_ms())
+        P = ops.matmul(K_ms.T, K_ms)
     else:
-        P = (m / s) * (K_ss @ K_ss)
-    P += hessian.ambient_lambda * K_ss
+        P = (m / s) * ops.matmul(K_ss, K_ss)
+    P += system.ambient_lambda * K_ss
     if L_ss is not None:
-        P += c * (K_ss @ (L_ss @ K_ss))
+        P += c * ops.matmul(K_ss, ops.sparse_matmul(L_ss, K_ss))
     return DensePreconditioner(P)
 
 
 def falkon_preconditioner(
-    hessian, center_laplacian=None, *, variant="auto", laplacian_scale=None, t_min_pivot=None
+    system, center_laplacian=None, *, variant="auto", laplacian_scale=None, t_min_pivot=None
 ):
     r"""Paper 000's eq. (5)/(6) in FALKON's factored form ``P = Tᵀ Ĝ T`` (module docstring).
 
@@ -236,17 +266,18 @@ def falkon_preconditioner(
     both ``⪰ λ_A I``: only ``K_ss`` itself needs jitter.  ``c`` as in
     :func:`paper_preconditioner`; ``t_min_pivot`` as in :func:`sampled_hessian_preconditioner`.
     """
-    variant, L_ss, c = _paper_terms(hessian, center_laplacian, variant, laplacian_scale)
-    L, _ = jittered_cholesky(_float(hessian.kernel_ss()).T, min_pivot=t_min_pivot)  # symmetric
-    s, m = hessian.n_centers_, hessian.n_labeled_
+    variant, L_ss, c = _paper_terms(system, center_laplacian, variant, laplacian_scale)
+    ops = get_ops()
+    L = NystromFactor(system, min_pivot=t_min_pivot).lower
+    _, m, s = _sizes(system)
     if variant == 5:
-        Phi_t = sla.solve_triangular(L, _float(hessian.kernel_ms()).T, lower=True)
-        G = Phi_t @ Phi_t.T
+        Phi_t = ops.solve_triangular(L, _float(system.kernel_ms()).T, lower=True)
+        G = ops.matmul(Phi_t, Phi_t.T)
     else:
-        G = (m / s) * (L.T @ L)
-    G += hessian.ambient_lambda * np.eye(s)
+        G = (m / s) * ops.matmul(L.T, L)
+    G += system.ambient_lambda * np.eye(s)
     if L_ss is not None:
-        G += c * (L.T @ (L_ss @ L))
+        G += c * ops.matmul(L.T, ops.sparse_matmul(L_ss, L))
     return FactoredPreconditioner(L, G)
 
 
@@ -264,70 +295,8 @@ def _edge_form(laplacian):
     return W.tocsr(), c
 
 
-def _features_t(hessian, L, index):
-    """``Φᵀ = T⁻ᵀ K(X[index], C)ᵀ``, shape (s, len(index)).
-
-    A point that is center ``j`` has ``K(x, C) = K_ss[j] = (L Lᵀ − εI)[j]``, so its feature
-    column is ``Lᵀ e_j − ε L⁻¹ e_j``: row ``j`` of ``L``, read without a kernel row or a
-    triangular solve (the ``ε`` term, at most the jitter in norm, is dropped).
-    """
-    index = np.asarray(index)
-    pos = hessian.center_positions(index)
-    on_center = pos >= 0
-    if not on_center.any():
-        # The kernel rows are a fresh copy (cache rows are gathered), so solve in place.
-        K_t = _float(hessian.kernel_rows(index)).T
-        return sla.solve_triangular(L, K_t, lower=True, overwrite_b=True, check_finite=False)
-    F = np.empty((L.shape[0], index.size), order="F")
-    F[:, on_center] = L[pos[on_center]].T
-    other = ~on_center
-    if other.any():
-        K_t = _float(hessian.kernel_rows(index[other])).T
-        F[:, other] = sla.solve_triangular(L, K_t, lower=True, overwrite_b=True, check_finite=False)
-    return F
-
-
-def _center_gram(L, pos, weight):
-    """A new ``G`` (lower triangle) ``= weight · Σ_{j ∈ pos} L[j]ᵀ L[j]``.
-
-    This is the labeled term of the labeled points that are centers (:func:`_features_t`).
-    When every center is labeled (``m = s`` with the labeled points taken as centers) the sum
-    is ``LᵀL``, which LAPACK's ``lauum`` forms in ``s³/3`` flops (a third of ``syrk``'s).
-    """
-    s = L.shape[0]
-    if pos.size == s and np.array_equal(np.sort(pos), np.arange(s)):
-        G, info = sla.lapack.dlauum(np.asfortranarray(L), lower=1)
-        if info != 0:  # pragma: no cover - lauum fails only on invalid arguments
-            raise np.linalg.LinAlgError(f"LAPACK dlauum failed (info={info})")
-        # lauum wrote LᵀL's lower triangle; its upper one is L's, which G's lower-triangle
-        # convention (see _add_gram) never reads.
-        if weight != 1.0:
-            G *= weight
-        return G
-    G = np.zeros((s, s), order="F")
-    if pos.size:
-        _add_gram(G, L[pos].T, weight)
-    return G
-
-
-def _add_gram(G, F_t, weight=1.0):
-    """``G += weight · F_t F_tᵀ`` for ``F_t`` of shape (s, r), lower triangle only (BLAS syrk).
-
-    Returns the trace added, ``weight · ‖F_t‖²_F``.  Half the flops of ``F_t @ F_t.T``.
-    ``G`` (Fortran-ordered) is updated in place; its upper triangle is never read
-    (:class:`FactoredPreconditioner` with ``G_triangle="lower"``).
-    """
-    if not F_t.shape[1]:
-        return 0.0
-    # Feature blocks come Fortran-ordered from the triangular solves: no copy here.
-    F_t = np.asfortranarray(F_t, dtype=np.float64)
-    before = np.trace(G)  # s strided reads, where ‖F_t‖²_F would read all of F_t again
-    sla.blas.dsyrk(weight, F_t, beta=1.0, c=G, trans=0, lower=1, overwrite_c=1)
-    return float(np.trace(G) - before)
-
-
 def sampled_hessian_preconditioner(
-    hessian, *, n_rows=None, n_labeled_rows=None, random_state=None, t_min_pivot=None
+    system, *, n_rows=None, n_labeled_rows=None, random_state=None, t_min_pivot=None
 ):
     r"""``P = Tᵀ Ĝ T`` with ``Ĝ`` an unbiased row-sampled estimate of the exact ``G``.
 
@@ -356,8 +325,8 @@ def sampled_hessian_preconditioner(
     rows unless ``K_ns`` is cached) and ``s²`` flops per Gram row, in chunks under the operator's
     memory budget; plus the two ``s³/3`` Cholesky factorizations of ``K_ss`` and ``Ĝ``.  Points
     that are centers cost nothing of this: their features are rows of ``T``'s transpose
-    (:func:`_features_t`), and with every center labeled the labeled term is ``TTᵀ``
-    (``lauum``, ``s³/3``).
+    (:meth:`~semiscale.linalg.system.NystromFactor.features_t`), and with every center labeled
+    the labeled term is ``TTᵀ`` (``lauum``, ``s³/3``).
 
     Why the labeled term is exact by default: the labeled block ``Φ_mᵀΦ_m`` dominates ``H`` for
     the paper's ``m = s = 0.1 n``, and a rank-``t`` subsample of it (``t < s``) leaves most of
@@ -371,7 +340,9 @@ def sampled_hessian_preconditioner(
 
     Parameters
     ----------
-    hessian : NystromLapRLSHessian
+    system : NystromSystem
+        The system (:class:`semiscale.linalg.system.NystromSystem`), e.g. a
+        :class:`~semiscale.linalg.operators.NystromLapRLSHessian`.
     n_rows : int, optional
         Laplacian sample size ``t``; default ``min(⌈s/8⌉, 256)`` (at least 32) when ``K_ns``
         is cached, ``⌈s/4⌉`` when it is recomputed (:data:`LAPLACIAN_ROWS_FRACTION`;
@@ -387,31 +358,30 @@ def sampled_hessian_preconditioner(
         large).
     random_state : int, Generator, RandomState or None
     t_min_pivot : float, optional
-        Pivot floor of ``T`` (``min_pivot`` of :func:`jittered_cholesky`); None is ``s·u``.
+        Pivot floor of ``T`` (``min_pivot`` of
+        :meth:`~semiscale.linalg.ops.ArrayOps.jittered_cholesky`); None is ``s·u``.
         :data:`T_MIN_PIVOT` after a breakdown.
     """
     rng = _rng(random_state)
-    n, m, s = hessian.n_samples_, hessian.n_labeled_, hessian.n_centers_
-    t = _default_laplacian_rows(hessian) if n_rows is None else int(n_rows)
+    n, m, s = _sizes(system)
+    t = _default_laplacian_rows(system) if n_rows is None else int(n_rows)
     if t < 1:
         raise ValueError(f"n_rows must be positive, got {n_rows!r}")
     t_J = max(4 * s, math.ceil(n / 4), t) if n_labeled_rows is None else int(n_labeled_rows)
     if t_J < 1:
         raise ValueError(f"n_labeled_rows must be positive, got {n_labeled_rows!r}")
-    # K_ss is symmetric, so its transpose (Fortran-ordered: LAPACK's working copy is a plain
-    # memory copy instead of a transposing one) is the same matrix.
-    L, _ = jittered_cholesky(_float(hessian.kernel_ss()).T, min_pivot=t_min_pivot)
-    labeled = hessian.labeled_index_
+    factor = NystromFactor(system, min_pivot=t_min_pivot)
+    labeled = np.asarray(system.labeled_index)
     rows, w = (labeled, 1.0) if m <= t_J else (rng.choice(labeled, t_J, replace=False), m / t_J)
-    G = _labeled_gram(hessian, L, rows, w)
+    G = _labeled_gram(factor, rows, w)
     labeled_trace = float(np.trace(G))  # the diagonal is in G's lower triangle
     t_used, share = 0, 0.0
-    if hessian.laplacian is not None:
-        W, c = _edge_form(hessian.laplacian)
+    if system.laplacian is not None:
+        W, c = _edge_form(system.laplacian)
         order = rng.permutation(n)  # every prefix is a uniform sample without replacement
         t_used = min(t, n)
-        graph_trace = _add_laplacian_rows(G, hessian, L, W, c, order[:t_used], n / t_used)
-        share = _share(graph_trace, labeled_trace, hessian.ambient_lambda * s)
+        graph_trace = _add_laplacian_rows(G, factor, W, c, order[:t_used], n / t_used)
+        share = _share(graph_trace, labeled_trace, system.ambient_lambda * s)
         if n_rows is None and share > GRAPH_SHARE_REFERENCE:
             growth = min((share / GRAPH_SHARE_REFERENCE) ** 2, LAPLACIAN_ROWS_MAX_GROWTH)
             t_new = min(n, math.ceil(t_used * growth))
@@ -421,29 +391,29 @@ def sampled_hessian_preconditioner(
                 # term recomputed (only here, where the extra rows cost more than it does).
                 keep = t_used / t_new
                 G *= keep
-                G_labeled = _labeled_gram(hessian, L, rows, w)
+                G_labeled = _labeled_gram(factor, rows, w)
                 G_labeled *= 1 - keep
                 G += G_labeled
                 del G_labeled
                 graph_trace = keep * graph_trace + _add_laplacian_rows(
-                    G, hessian, L, W, c, order[t_used:t_new], n / t_new
+                    G, factor, W, c, order[t_used:t_new], n / t_new
                 )
                 t_used = t_new
-                share = _share(graph_trace, labeled_trace, hessian.ambient_lambda * s)
-    G.flat[:: s + 1] += hessian.ambient_lambda
-    P = FactoredPreconditioner(L, G, G_triangle="lower")
+                share = _share(graph_trace, labeled_trace, system.ambient_lambda * s)
+    G.flat[:: s + 1] += system.ambient_lambda
+    P = FactoredPreconditioner(factor.lower, G, G_triangle="lower")
     P.laplacian_rows_ = t_used
     P.graph_trace_share_ = share
     return P
 
 
-def _labeled_gram(hessian, L, rows, weight):
+def _labeled_gram(factor, rows, weight):
     """A new ``G`` (lower triangle) holding the labeled term ``weight · Φ_rowsᵀ Φ_rows``."""
-    pos = hessian.center_positions(rows)
-    G = _center_gram(L, pos[pos >= 0], weight)
+    pos = factor.system.center_positions(rows)
+    G = factor.center_gram(pos[pos >= 0], weight)
     other = rows[pos < 0]
-    for sl in _chunks(len(other), L.shape[0], 1, hessian):
-        _add_gram(G, _features_t(hessian, L, other[sl]), weight)
+    for sl in _chunks(len(other), 1, factor.system):
+        factor.add_gram(G, factor.features_t(other[sl]), weight)
     return G
 
 
@@ -452,20 +422,20 @@ def _share(graph_trace, labeled_trace, ambient_trace):
     return graph_trace / total if total > 0 else 0.0
 
 
-def _add_laplacian_rows(G, hessian, L, W, c, sample, weight):
+def _add_laplacian_rows(G, factor, W, c, sample, weight):
     """Add the graph term of the sampled points ``sample`` with weight ``λ_I · weight``.
 
     Returns the trace added.  See :func:`sampled_hessian_preconditioner` for the edge form.
     """
     R = np.sort(sample)
     degree = W.nnz / max(W.shape[0], 1) + 1
-    trace = 0.0
-    for sl in _chunks(R.size, L.shape[0], 2 * degree, hessian):
+    trace, lam_I, ops = 0.0, factor.system.intrinsic_lambda, get_ops()
+    for sl in _chunks(R.size, 2 * degree, factor.system):
         Rb = R[sl]
         half = sp.coo_matrix(W[Rb])  # half-edges (r -> j), weight W_rj / 2 each
         U = np.union1d(Rb, half.col)
         pos_r = np.searchsorted(U, Rb)
-        F = _features_t(hessian, L, U)  # (s, |U|)
+        F = factor.features_t(U)  # (s, |U|)
         root = np.sqrt(half.data / 2 * weight)
         n_edges = half.data.size
         # Edge incidence rows: +√(w/2) at the sampled point, −√(w/2) at its neighbour.
@@ -479,35 +449,41 @@ def _add_laplacian_rows(G, hessian, L, W, c, sample, weight):
             ),
             shape=(n_edges, U.size),
         )
-        trace += _add_gram(G, np.asarray((incidence @ F.T).T), hessian.intrinsic_lambda)
-        trace += _add_gram(G, F[:, pos_r] * np.sqrt(c[Rb] * weight), hessian.intrinsic_lambda)
+        edges_t = np.asarray(ops.sparse_matmul(incidence, F.T).T)
+        trace += factor.add_gram(G, edges_t, lam_I)
+        trace += factor.add_gram(G, F[:, pos_r] * np.sqrt(c[Rb] * weight), lam_I)
     return trace
 
 
-def _default_laplacian_rows(hessian):
+def _default_laplacian_rows(system):
     """``t`` by the rule of :data:`LAPLACIAN_ROWS_FRACTION` and its neighbours."""
-    s = hessian.n_centers_
-    if not getattr(hessian, "cached_", True):
+    s = system.n_centers
+    if not system.kernel_cached:
         t = math.ceil(s * LAPLACIAN_ROWS_FRACTION_UNCACHED)
     else:
         t = min(math.ceil(s * LAPLACIAN_ROWS_FRACTION), LAPLACIAN_ROWS_CAP)
     return max(t, LAPLACIAN_ROWS_MIN)
 
 
-def _chunks(n_items, s, rows_per_item, hessian):
-    """Slices of items whose kernel rows and features (``3·s`` floats per row) fit the budget."""
+def _chunks(n_items, rows_per_item, system):
+    """Slices of items whose kernel rows and features (``3·s`` floats per row) fit the budget.
+
+    The budget is the system's, less ``K_ss``, ``T`` and ``Ĝ`` (``3·s²`` floats).
+    """
+    s = system.n_centers
     per_item = int(math.ceil(rows_per_item)) * 3 * s * 8
-    budget = max(hessian.memory_budget - 3 * s * s * 8, 1)
-    size = block_rows(n_items, per_item, budget, what="sampled-Hessian preconditioner chunk")
-    return [slice(i, min(i + size, n_items)) for i in range(0, n_items, size)]
+    budget = max(system.memory_budget - 3 * s * s * 8, 1)
+    what = "sampled-Hessian preconditioner chunk"
+    return get_ops().row_blocks(n_items, per_item, budget, what=what)
 
 
-def jacobi_preconditioner(hessian):
-    """``P = diag(H)`` from :meth:`NystromLapRLSHessian.diagonal`."""
-    return JacobiPreconditioner(hessian.diagonal())
+def jacobi_preconditioner(system):
+    """``P = diag(H)`` from the system's :meth:`~semiscale.linalg.system.NystromSystem.diagonal`."""
+    return JacobiPreconditioner(system.diagonal())
 
 
-#: Lookup table ``name -> builder(hessian, **options)``; ``None`` means no preconditioner.
+#: Lookup table ``name -> builder(system, **options)``; ``None`` means no preconditioner.
+#: A builder reads only the :class:`~semiscale.linalg.system.NystromSystem` protocol.
 PRECONDITIONERS = {
     "paper": paper_preconditioner,
     "paper5": lambda h, center_laplacian=None, **kw: paper_preconditioner(
@@ -523,8 +499,11 @@ PRECONDITIONERS = {
 }
 
 
-def make_preconditioner(name, hessian, **options):
-    """Build the preconditioner ``name`` (a key of :data:`PRECONDITIONERS`) for ``hessian``.
+def make_preconditioner(name, system, **options):
+    """Build the preconditioner ``name`` (a key of :data:`PRECONDITIONERS`) for ``system``.
+
+    ``system`` implements :class:`semiscale.linalg.system.NystromSystem` (the Nyström and full
+    LapRLS Hessians of :mod:`semiscale.linalg.operators` do).
 
     ``options`` go to the builder: ``center_laplacian``, ``variant`` and ``laplacian_scale`` for
     ``"paper*"``/``"falkon"``; ``n_rows`` and ``random_state`` for ``"sampled-hessian"``.
@@ -536,4 +515,4 @@ def make_preconditioner(name, hessian, **options):
         raise ValueError(
             f"preconditioner={name!r} is unknown; choose one of {names} or None"
         ) from None
-    return builder(hessian, **options)
+    return builder(system, **options)

@@ -1,0 +1,491 @@
+r"""The array-operations layer: every heavy product of semiscale goes through one object.
+
+:class:`ArrayOps` holds the heavy operations as methods — kernel blocks fused with the product
+they feed (``K(A, B)·V``, ``K(A, B)ᵀ·U``, ``K(A, B)`` filled into a cache), the distance GEMMs of
+the brute-force kNN search, dense products, the factorizations (jittered Cholesky, LAUUM, SYRK
+updates), triangular, Cholesky, LU and least-squares solves, and the two assembled systems of
+the LapRLS solvers (the exact system in place, a dense matrix from an operator).  The methods
+alone decide block sizes under a ``memory_budget`` and how many threads run; callers describe
+what they need (the bytes one row or column of their own temporaries takes) and the layer
+answers.
+
+The library asks for the current implementation with :func:`get_ops` at each call, so another
+array namespace replaces the whole layer at once:
+
+>>> from semiscale.linalg.ops import ArrayOps, get_ops, use_ops
+>>> class CountingOps(ArrayOps):
+...     calls = 0
+...     def kernel_matmul(self, *args, **kwargs):
+...         type(self).calls += 1
+...         return super().kernel_matmul(*args, **kwargs)
+>>> with use_ops(CountingOps()):
+...     isinstance(get_ops(), CountingOps)
+True
+
+A backend (Dask arrays, torch tensors) subclasses :class:`ArrayOps` and overrides the methods it
+accelerates; the rest fall back to NumPy/SciPy.  This is the split of FALKON (kernels,
+preconditioners and solvers written around one blocked kernel–matrix product, ``mmv``, and a few
+LAPACK helpers) with the switching of scikit-learn's ``config_context``: :func:`use_ops` sets the
+implementation for the current thread (context) only, like ``config_context``; :func:`set_ops`
+changes the process-wide default that every thread without a :func:`use_ops` sees.  The layer's
+own worker threads never look the implementation up: a method runs entirely in the object it was
+called on.
+
+Conventions: arrays are NumPy ndarrays (dense) or SciPy sparse matrices; factors are lower
+triangular (``L Lᵀ = A``); "lower triangle only" results (:meth:`ArrayOps.syrk`,
+:meth:`ArrayOps.lauum`) leave their upper triangle unspecified, as LAPACK does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+
+from .._memory import block_rows, parse_memory_budget, row_slices
+from .._parallel import blas_threads, resolve_n_jobs
+from . import streaming
+
+__all__ = ["ArrayOps", "get_ops", "set_ops", "use_ops"]
+
+
+class ArrayOps:
+    """NumPy/SciPy implementation of the heavy operations; subclass it to replace them.
+
+    Every method is a pure function of its arguments (no state is kept between calls), so one
+    instance serves any number of estimators and threads.
+    """
+
+    #: Short name of the implementation (reports, benchmarks).
+    name = "numpy"
+
+    # ------------------------------------------------------------------ memory and threads
+    def block_rows(self, n_rows, bytes_per_row, memory_budget=None, *, what="block"):
+        """Rows of a block whose temporaries (``bytes_per_row`` each) fit in ``memory_budget``.
+
+        For blocked loops that are not one of the fused operations below (e.g. the Jacobi
+        diagonal's row blocks of ``L K_ns``).  At least 1, at most ``n_rows``.
+
+        Raises
+        ------
+        MemoryBudgetError
+            When not one row fits.
+        """
+        return block_rows(n_rows, bytes_per_row, memory_budget, what=what)
+
+    def row_blocks(self, n_rows, bytes_per_row, memory_budget=None, *, what="block"):
+        """The slices of ``range(n_rows)`` in blocks of :meth:`block_rows` rows."""
+        rows = self.block_rows(n_rows, bytes_per_row, memory_budget, what=what)
+        return list(row_slices(n_rows, rows))
+
+    def blas_threads(self, limit):
+        """Context manager: BLAS limited to ``limit`` threads inside (None: unchanged)."""
+        return blas_threads(limit)
+
+    def n_threads(self, n_jobs):
+        """Threads for ``n_jobs`` (None or −1: all cores, −m: all but m − 1)."""
+        return resolve_n_jobs(n_jobs)
+
+    # ------------------------------------------------------------------ kernel products
+    def kernel_block_rows(self, kernel, A, B=None, memory_budget=None, *, max_rows=None):
+        """Rows per block of ``K(A, B)`` in ``memory_budget`` (nothing is computed).
+
+        The budget covers one block and its temporaries after the kernel's B-side operands
+        (:meth:`semiscale.kernels.Kernel._block_plan` describes them).
+
+        Raises
+        ------
+        MemoryBudgetError
+            When not one row fits.
+        """
+        return streaming.kernel_block_rows(kernel, A, B, memory_budget, max_rows=max_rows)[1]
+
+    def kernel_blocks(self, kernel, A, B=None, memory_budget=None, *, out=None, max_rows=None):
+        """Iterator over ``(rows, K(A[rows], B))`` with each block's temporaries in the budget.
+
+        Parameters
+        ----------
+        kernel : Kernel
+            A resolved kernel.
+        A : ndarray or sparse matrix of shape (n_a, d)
+        B : ndarray, sparse matrix of shape (n_b, d), or None
+            None means ``A`` (exact zero self-distances).
+        memory_budget : int, str or None
+            Bytes for one block and its temporaries.
+        out : ndarray of shape (n_a, n_b), optional
+            C-contiguous, of the result dtype: every block is written into ``out[rows]`` and the
+            yielded block is that view (RBF on dense inputs computes it there in place).
+        max_rows : int, optional
+            Cap on the rows of a block below what the budget allows.
+
+        Raises
+        ------
+        MemoryBudgetError
+            Before allocating anything, when not one row fits.
+        """
+        return streaming.kernel_blocks(kernel, A, B, memory_budget, out=out, max_rows=max_rows)
+
+    def kernel_matmul(self, kernel, A, B, V, memory_budget=None, n_jobs=1):
+        r""":math:`K(A, B)\,V` without forming :math:`K(A, B)`.
+
+        ``out[rows] = K(A[rows], B) @ V`` block by block, each kernel block written straight
+        into the result by BLAS and released before the next.
+
+        Parameters
+        ----------
+        kernel : Kernel
+        A : ndarray or sparse matrix of shape (n_a, d)
+        B : ndarray, sparse matrix of shape (n_b, d), or None (means ``A``)
+        V : ndarray of shape (n_b,) or (n_b, r)
+        memory_budget : int, str or None
+            Bytes for the kernel blocks and the product's temporaries (not the result).
+        n_jobs : int or None, default=1
+            Threads (:mod:`semiscale.linalg.streaming`); None = all cores.
+
+        Returns
+        -------
+        ndarray of shape (n_a,) or (n_a, r)
+            float32 only when A and B are both float32, else float64.
+
+        Raises
+        ------
+        MemoryBudgetError
+            Before allocating a block, when not one row of it fits.
+        """
+        return streaming.kernel_matmul(kernel, A, B, V, memory_budget, n_jobs)
+
+    def kernel_rmatmul(self, kernel, A, B, U, memory_budget=None, n_jobs=1):
+        r""":math:`K(A, B)^\top U = \sum_{\text{blocks}} K(A_{rows}, B)^\top U_{rows}`.
+
+        Same parameters as :meth:`kernel_matmul` with ``U`` of shape (n_a,) or (n_a, r); the
+        budget also covers the (n_b, r) accumulation buffers (two per thread).  With threads the
+        chunks' sums are added in order, so the result is reproducible for a given ``n_jobs``.
+        """
+        return streaming.kernel_rmatmul(kernel, A, B, U, memory_budget, n_jobs)
+
+    def kernel_matrix(self, kernel, A, B=None, memory_budget=None, n_jobs=1):
+        """The dense ``K(A, B)`` (a cache such as ``K_ns``, or ``K`` of a dense solve).
+
+        Filled block by block in place; the result itself must fit in ``memory_budget`` with
+        room left for one block of temporaries per thread.
+
+        Raises
+        ------
+        MemoryBudgetError
+            Before allocating, when the matrix does not fit.
+        """
+        return streaming.kernel_matrix(kernel, A, B, memory_budget, n_jobs)
+
+    # ------------------------------------------------------------------ distance scans
+    def sq_distance_scan(
+        self, X, sq, queries, reduce, *, row_bytes=0, memory_budget=None, n_jobs=1
+    ):
+        r"""Stream the squared-distance blocks of a kNN search into ``reduce``.
+
+        For a block ``Q`` of ``queries`` the distance GEMM gives
+
+        .. math::
+
+            G_{ij} = \|x_j\|^2 - 2\, x_{Q_i}^\top x_j \quad (G_{i, Q_i} = +\infty),
+
+        i.e. ``‖x_q − x_j‖² − ‖x_q‖²``, which orders every row like the distances.  Then
+        ``reduce(block, G)`` is called with the slice of ``queries`` covered (in a worker
+        thread when ``n_jobs`` > 1: it must only write its own rows of its outputs).
+
+        Parameters
+        ----------
+        X : ndarray or CSR matrix of shape (n, d)
+            The points, in the dtype of the product (float32 or float64).
+        sq : ndarray of shape (n,)
+            ``‖x_j‖²`` in that dtype.
+        queries : ndarray of int, shape (m,)
+        reduce : callable
+            ``reduce(block: slice, G: ndarray of shape (len(block), n))``.
+        row_bytes : int
+            Bytes of ``reduce``'s own temporaries per query row (the layer adds the block's).
+        memory_budget : int, str or None
+            Bytes for the blocks of all threads together.
+        n_jobs : int or None
+            Threads, each with single-threaded BLAS.
+        """
+        streaming.sq_distance_scan(
+            X, sq, queries, reduce, row_bytes=row_bytes, memory_budget=memory_budget, n_jobs=n_jobs
+        )
+
+    # ------------------------------------------------------------------ dense products
+    def matmul(self, A, B, *, out=None):
+        """Dense ``A @ B`` (BLAS GEMM; ``Aᵀ A`` of one buffer is a SYRK inside NumPy)."""
+        return A @ B if out is None else np.matmul(A, B, out=out)
+
+    def sparse_matmul(self, S, D):
+        """``S @ D`` for a sparse ``S`` (graph Laplacian, edge incidence) and a dense ``D``."""
+        return S @ D
+
+    def syrk(self, C, A, alpha=1.0):
+        r"""``C ← C + α A Aᵀ`` in place on the lower triangle (BLAS ``syrk``), for A (s, r).
+
+        Half the flops of ``A @ A.T``.  ``C`` must be a Fortran-ordered float64 (s, s) array;
+        its upper triangle is neither read nor written.  Returns ``C``.
+        """
+        if not (C.flags.f_contiguous and C.dtype == np.float64):
+            raise ValueError("syrk updates C in place: C must be Fortran-ordered float64")
+        if A.shape[1]:
+            # Feature blocks come Fortran-ordered from the triangular solves: no copy here.
+            A = np.asfortranarray(A, dtype=np.float64)
+            sla.blas.dsyrk(alpha, A, beta=1.0, c=C, trans=0, lower=1, overwrite_c=1)
+        return C
+
+    def lauum(self, L):
+        r"""``Lᵀ L`` for a lower-triangular ``L`` (LAPACK ``lauum``, ``s³/3`` flops).
+
+        Returns a new Fortran array whose lower triangle holds ``LᵀL`` (its upper triangle
+        holds ``L``'s, which a lower-triangle consumer never reads).
+        """
+        G, info = sla.lapack.dlauum(np.asfortranarray(L), lower=1)
+        if info != 0:  # pragma: no cover - lauum fails only on invalid arguments
+            raise np.linalg.LinAlgError(f"LAPACK dlauum failed (info={info})")
+        return G
+
+    def symmetrize(self, K):
+        """``K ← (K + Kᵀ)/2`` in place, in row blocks (temporaries of one block).
+
+        BLAS may round ``K[i, j]`` and ``K[j, i]`` differently; CG needs an exactly symmetric
+        operator.  Returns ``K``.
+        """
+        n = K.shape[0]
+        max_rows = max(1, streaming.STREAM_BLOCK_BYTES // max(n * K.itemsize, 1))
+        for start in range(0, n, max_rows):
+            rows = slice(start, min(start + max_rows, n))
+            mean = (K[rows, :start] + K[:start, rows].T) / 2
+            K[rows, :start] = mean
+            K[:start, rows] = mean.T
+            diag = K[rows, rows]
+            diag[...] = (diag + diag.T) / 2
+        return K
+
+    # ------------------------------------------------------------------ factorizations
+    def jittered_cholesky(
+        self, A, *, initial_jitter=1e-12, max_tries=12, growth=10.0, min_pivot=None
+    ):
+        r"""Lower Cholesky factor of a symmetric PSD matrix, adding jitter until well posed.
+
+        Tries ``A`` itself first, then ``A + ε I`` with
+        ``ε = initial_jitter · mean(diag A) · growth^t`` for ``t = 0, 1, …``.  A factor is
+        accepted when LAPACK succeeds *and* the smallest pivot is not lost in round-off,
+        ``min_i L_ii² > min_pivot · mean(diag A)`` (default ``min_pivot = s·u``, ``u`` the unit
+        round-off), so singular matrices such as duplicate Nyström centers are jittered instead
+        of silently factored into garbage.
+
+        Parameters
+        ----------
+        A : ndarray of shape (s, s)
+            Symmetric positive semi-definite (only its lower triangle is read by LAPACK).
+        initial_jitter : float
+            First relative jitter, multiplied by the mean diagonal.
+        max_tries : int
+            Number of jittered attempts after the unjittered one.
+        growth : float
+            Factor by which the jitter grows between attempts.
+        min_pivot : float, optional
+            Relative floor of the squared pivots (preconditioners ask for 1e-10: their ``T⁻¹``
+            then amplifies round-off by at most ~1e5).
+
+        Returns
+        -------
+        L : ndarray of shape (s, s)
+            Lower triangular, ``L Lᵀ = A + jitter·I``.
+        jitter : float
+            Absolute jitter added to the diagonal (0.0 when none was needed).
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            When even the largest jitter fails (not PSD, or not finite).
+        """
+        A = np.asarray(A)
+        if A.ndim != 2 or A.shape[0] != A.shape[1]:
+            raise ValueError(f"K_ss must be a square matrix, got shape {A.shape}")
+        s = A.shape[0]
+        if s == 0:
+            return A.copy(), 0.0
+        if not np.all(np.isfinite(A)):
+            raise np.linalg.LinAlgError("K_ss contains NaN or inf; cannot factorize it")
+        mean_diag = float(np.mean(np.diag(A)))
+        if not mean_diag > 0:
+            mean_diag = 1.0
+        floor = s * np.finfo(A.dtype).eps if min_pivot is None else max(float(min_pivot), 0.0)
+        tiny = floor * mean_diag
+        jitter = 0.0
+        for t in range(max_tries + 1):
+            # One Fortran-ordered working copy per attempt, factored in place by LAPACK (no
+            # identity matrix, no second copy inside scipy).
+            work = np.array(A, order="F")
+            if jitter:
+                work.flat[:: s + 1] += jitter
+            try:
+                L = sla.cholesky(work, lower=True, overwrite_a=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                L = None
+            if L is not None and np.min(np.diag(L)) ** 2 > tiny:
+                return L, jitter
+            jitter = initial_jitter * mean_diag * growth**t
+        raise np.linalg.LinAlgError(
+            f"Cholesky of the {s}x{s} matrix failed even with jitter {jitter / growth:.3g} "
+            f"(= {jitter / growth / mean_diag:.3g} × mean diagonal); the matrix is not positive "
+            "semi-definite: check the kernel (is it PSD?) or raise initial_jitter / max_tries"
+        )
+
+    def lu_factor(self, A):
+        """LU factorization with partial pivoting, ``P A = L U`` (for :meth:`lu_solve`)."""
+        return sla.lu_factor(A, check_finite=False)
+
+    # ------------------------------------------------------------------ solves
+    def solve_triangular(self, L, B, *, lower=True, trans=False, overwrite_b=False):
+        """``L⁻¹ B`` (``L⁻ᵀ B`` with ``trans``) for a triangular ``L`` (BLAS ``trsm``)."""
+        return sla.solve_triangular(
+            L,
+            B,
+            lower=lower,
+            trans="T" if trans else 0,
+            overwrite_b=overwrite_b,
+            check_finite=False,
+        )
+
+    def cho_solve(self, L, B):
+        """``(L Lᵀ)⁻¹ B`` from a lower Cholesky factor (two triangular solves)."""
+        return sla.cho_solve((L, True), B, check_finite=False)
+
+    def lu_solve(self, factor, B):
+        """``A⁻¹ B`` from :meth:`lu_factor`'s factorization of ``A``."""
+        return sla.lu_solve(factor, B, check_finite=False)
+
+    def solve(self, A, B, *, assume_a="gen", overwrite_a=False):
+        """``A⁻¹ B`` for a dense square ``A``: LU (``"gen"``) or Cholesky (``"pos"``).
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            When ``A`` is singular (zero or non-positive pivot) or LAPACK's reciprocal
+            condition estimate is below machine precision (scipy's ``LinAlgWarning``).
+        """
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", sla.LinAlgWarning)
+            try:
+                return sla.solve(
+                    A, B, assume_a=assume_a, check_finite=False, overwrite_a=overwrite_a
+                )
+            except sla.LinAlgWarning as w:
+                raise np.linalg.LinAlgError(str(w)) from None
+
+    def lstsq(self, A, B):
+        """Minimum-norm least-squares solution of ``A X = B`` (SVD-based LAPACK ``gelsd``)."""
+        return sla.lstsq(A, B, check_finite=False)[0]
+
+    # ------------------------------------------------------------------ assembled systems
+    def laprls_system_inplace(
+        self, K, laplacian, labeled_rows, intrinsic_lambda, ambient_lambda, memory_budget=None
+    ):
+        r"""Overwrite ``K`` with the exact LapRLS matrix :math:`A = J K + λ_I L K + λ_A I`.
+
+        Paper 000 eq. (3): :math:`α = A^{-1} J y`, with ``J`` the diagonal 0/1 selector of the
+        labeled rows.  Formed in column blocks, :math:`A_{:,c} = λ_I L K_{:,c} + J K_{:,c}`
+        then the diagonal, so the only temporaries are one block's sparse product.
+
+        Parameters
+        ----------
+        K : ndarray of shape (n, n)
+            The kernel matrix, float64, overwritten.
+        laplacian : sparse matrix of shape (n, n)
+        labeled_rows : ndarray of int or bool mask
+            The labeled rows (``J``).
+        intrinsic_lambda, ambient_lambda : float
+            ``λ_I``, ``λ_A`` in paper 000's scaling.
+        memory_budget : int, str or None
+            Bytes for the column-block temporaries (``K`` itself is the caller's); blocks are
+            also capped at 32 MiB so that they stay in cache.
+
+        Returns
+        -------
+        ndarray
+            ``K``, now ``A``.
+        """
+        n = K.shape[0]
+        rows = np.asarray(labeled_rows)
+        rows = np.flatnonzero(rows) if rows.dtype == bool else rows
+        # Per column: the product column and the labeled rows' copy (at most n each).
+        step = self.block_rows(n, 2 * 8 * n, memory_budget, what="LapRLS system column block")
+        step = max(1, min(step, (32 * 1024**2) // (8 * n)))
+        for start in range(0, n, step):
+            cols = slice(start, min(start + step, n))
+            block = laplacian @ K[:, cols]
+            block *= intrinsic_lambda
+            block[rows] += K[rows, cols]
+            K[:, cols] = block
+        K.flat[:: n + 1] += ambient_lambda
+        return K
+
+    def dense_from_matmat(self, matmat, size, *, column_bytes, memory_budget=None):
+        r"""The symmetric ``(size, size)`` matrix of an operator, from column blocks.
+
+        ``H[:, c] = matmat(E_c)`` for blocks ``E_c`` of the identity, then ``(H + Hᵀ)/2``.
+        ``column_bytes`` is what one column of ``matmat``'s own temporaries takes; the block
+        width is what fits in ``memory_budget`` after ``H`` itself.  The work of ``matmat`` goes
+        through this layer on its own (its products are layer calls).
+        """
+        budget = parse_memory_budget(memory_budget)
+        step = self.block_rows(
+            size, column_bytes, max(budget - size * size * 8, 1), what="dense Hessian"
+        )
+        H = np.empty((size, size))
+        for start in range(0, size, step):
+            cols = slice(start, min(start + step, size))
+            E = np.zeros((size, cols.stop - cols.start))
+            E[np.arange(cols.start, cols.stop), np.arange(E.shape[1])] = 1.0
+            H[:, cols] = matmat(E)
+        return (H + H.T) / 2
+
+
+# ---------------------------------------------------------------------------------- dispatch
+_default_ops = ArrayOps()
+_context_ops = contextvars.ContextVar("semiscale_array_ops", default=None)
+
+
+def get_ops() -> ArrayOps:
+    """The current implementation: the innermost :func:`use_ops`, else the default."""
+    ops = _context_ops.get()
+    return _default_ops if ops is None else ops
+
+
+def _check(ops):
+    if not isinstance(ops, ArrayOps):
+        raise TypeError(
+            f"ops must be an instance of semiscale.linalg.ops.ArrayOps (or a subclass), "
+            f"got {type(ops).__name__}"
+        )
+    return ops
+
+
+def set_ops(ops: ArrayOps) -> ArrayOps:
+    """Make ``ops`` the process-wide default; returns the previous default.
+
+    Threads inside a :func:`use_ops` block keep the implementation given there.
+    """
+    global _default_ops
+    previous, _default_ops = _default_ops, _check(ops)
+    return previous
+
+
+@contextlib.contextmanager
+def use_ops(ops: ArrayOps):
+    """Context manager: ``ops`` is the implementation in this thread (context) inside.
+
+    Nested blocks restore the outer implementation on exit, even after an exception.
+    """
+    token = _context_ops.set(_check(ops))
+    try:
+        yield ops
+    finally:
+        _context_ops.reset(token)
