@@ -194,6 +194,34 @@ class Kernel(BaseEstimator, metaclass=ABCMeta):
         new._check_params()
         return new
 
+    def fit(self, X, y=None, *, laplacian=None, random_state=None) -> Kernel:
+        """Return a copy fitted on training data; the copy evaluates between any points.
+
+        This is the protocol every estimator calls (once per ``fit``, result stored as
+        ``kernel_``).  A fixed kernel only resolves its data-dependent hyper-parameters
+        (:meth:`resolve`).  A kernel that *learns* from data — paper 002's data-dependent kernel,
+        a cluster kernel — overrides it: it may read the training points ``X``, the labels ``y``
+        (unlabeled points marked as the estimator marks them) and the graph Laplacian on ``X``
+        (when the estimator has one), stores what it learned in attributes ending in ``_``,
+        and its blocks then give ``k(a, b)`` for any points ``a``, ``b`` (training or new).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training points, labeled and unlabeled.
+        y : array-like of shape (n_samples,) or None
+            Labels as given to the estimator.
+        laplacian : sparse matrix of shape (n_samples, n_samples) or None
+            The estimator's graph Laplacian on ``X`` (None without a graph term).
+        random_state : int, RandomState or None
+
+        Returns
+        -------
+        Kernel
+            A new kernel; ``self`` is unchanged.
+        """
+        return self.resolve(X, random_state=random_state)
+
     def _row_bytes(self, pair: _Pair) -> int:
         return pair.it * pair.B.shape[0] + pair.dot_row_bytes()
 
