@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import accuracy_score, mean_squared_error
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
@@ -365,3 +366,83 @@ def test_rows_are_matched_exactly_copies_in_order(sparse):
     np.testing.assert_array_equal(copies, [3, 5])
     with pytest.raises(ValueError, match="are not rows"):
         PrecomputedGraph(W, X_graph).fit(X[[3, 3, 3, 3, 3]])
+
+
+# ---------------------------------------------------------------------------------- reuse
+class CountingRBF(RBF):
+    """RBF that records each resolution of a heuristic width (not of a numeric one)."""
+
+    resolutions: list = []
+
+    def resolve(self, X, random_state=None):
+        if isinstance(self.gamma, str):
+            CountingRBF.resolutions.append(X.shape[0])
+        return super().resolve(X, random_state=random_state)
+
+
+@pytest.mark.parametrize("transductive", [True, False])
+def test_search_resolves_median_gamma_once_per_training_set(transductive):
+    CountingRBF.resolutions = []
+    X, _, y_ssl = _moons(200, 6)
+    model = _laprls(kernel=CountingRBF(gamma="median"))
+    cv = SSLKFold(3, transductive=transductive, random_state=0)
+    grid = {"intrinsic_reg": [1.0, 10.0, 100.0], "ambient_reg": [1e-6, 1e-3]}
+    search = SSLGridSearchCV(model, grid, cv=cv).fit(X, y_ssl)
+    # once on all rows (checking the grid; reused by transductive folds and the refit), plus
+    # once per inductive training set
+    if transductive:
+        assert CountingRBF.resolutions == [200]
+    else:
+        assert CountingRBF.resolutions[0] == 200 and len(CountingRBF.resolutions) == 4
+    gamma = search.best_estimator_.kernel_.gamma
+    assert search.best_estimator_.kernel.gamma == "median"  # the parameter as given
+    assert gamma == pytest.approx(RBF(gamma="median").resolve(X, random_state=None).gamma)
+    # the same scores as fits that resolve the width themselves
+    brute = ssl_cross_validate(
+        _laprls(kernel=RBF(gamma="median")).set_params(**search.best_params_), X, y_ssl, cv=cv
+    )
+    np.testing.assert_allclose(brute["test_score"].mean(), search.best_score_)
+
+
+def test_points_without_graph_term_build_no_graph(counting):
+    X, _, y_ssl = _moons(200, 6)
+    search = SSLGridSearchCV(
+        _laprls(graph=counting()), {"intrinsic_reg": [0.0]}, cv=SSLKFold(3, random_state=0)
+    ).fit(X, y_ssl)
+    assert counting.builds == [] and search.n_graph_fits_ == 0 and search.best_graph_ is None
+
+
+def test_search_default_graph_list_grid_verbose_and_refit_false(capsys):
+    X, _, y_ssl = _moons(200, 6)
+    model = LapRLSClassifier(kernel=RBF(gamma=20.0), graph=None, ambient_reg=1e-6)
+    grid = [{"graph__n_neighbors": [6, 8]}, {"intrinsic_reg": [0.0]}]
+    search = SSLGridSearchCV(model, grid, cv=SSLKFold(3, random_state=0), refit=False, verbose=1)
+    search.fit(X, y_ssl)
+    lines = capsys.readouterr().out.splitlines()
+    assert sum("graph" in line and "points:" in line for line in lines) == 2
+    assert sum("score" in line for line in lines) == 9
+    assert len(search.cv_results_["params"]) == 3
+    assert search.cv_results_["param_intrinsic_reg"].mask.tolist() == [True, True, False]
+    assert not hasattr(search, "best_estimator_")
+    with pytest.raises(AttributeError, match="refit=True"):
+        search.predict(X)
+
+
+def test_failed_fits_get_error_score():
+    X, _, y_ssl = _moons(200, 6)
+    model = _laprls(graph=KNNGraph())
+    grid = {"graph__n_neighbors": [8, 500]}  # k >= n fails at fit time
+    with pytest.warns(FitFailedWarning, match="n_neighbors"):
+        search = SSLGridSearchCV(model, grid, cv=SSLKFold(3, random_state=0)).fit(X, y_ssl)
+    assert np.isnan(search.cv_results_["mean_test_score"][1])
+    assert search.cv_results_["rank_test_score"].tolist() == [1, 2]
+    with pytest.raises(ValueError, match="n_neighbors"):
+        SSLGridSearchCV(model, grid, cv=SSLKFold(3), error_score="raise").fit(X, y_ssl)
+
+
+def test_transductive_scoring_with_decision_function():
+    X, y, y_ssl = _moons(300, 10)
+    result = ssl_cross_validate(
+        _laprls(), X, y_ssl, cv=SSLKFold(4, random_state=0), scoring="roc_auc"
+    )
+    assert result["test_score"].min() >= 0.99

@@ -35,7 +35,7 @@ from sklearn.utils import _safe_indexing
 
 from ._markers import estimator_marker, hide_labels
 
-__all__ = ["Evaluator", "FoldResults", "graph_params_of", "reuses_graph"]
+__all__ = ["Evaluator", "FoldResults", "check_error_score", "graph_params_of", "reuses_graph"]
 
 #: Training-set key of folds that train on every row (all transductive folds share it).
 _ALL_ROWS = "all"
@@ -102,20 +102,33 @@ def _is_semiscale_kernel(kernel) -> bool:
     return isinstance(kernel, Kernel)
 
 
+def _only_resolves(kernel) -> bool:
+    """True for a kernel whose fitting only fixes its width heuristics from ``X``.
+
+    A kernel that learns from the data (it overrides ``Kernel.fit``: paper 002's data-dependent
+    kernel reads the labels and the graph) must be fitted by each estimator on its own fold.
+    """
+    from ..kernels import Kernel
+
+    base_fit = getattr(Kernel, "fit", None)
+    return getattr(type(kernel), "fit", None) is base_fit
+
+
 def resolve_kernel(kernel, X, random_state):
     """``kernel`` with its heuristic widths fixed from ``X``, or None when nothing to resolve.
 
-    Only semiscale kernels whose string parameters (``gamma="median"``) become numbers and whose
-    other parameters stay equal are resolved here; anything else is left to the estimator.
+    Only semiscale kernels whose fitting is this resolution, whose string parameters
+    (``gamma="median"``) become numbers and whose other parameters stay equal are resolved here;
+    anything else is left to the estimator.
     """
-    if not _is_semiscale_kernel(kernel):
+    if not _is_semiscale_kernel(kernel) or not _only_resolves(kernel):
         return None
     strings = _string_params(kernel)
     if not strings:
         return None
     try:
         resolved = kernel.resolve(X, random_state=random_state)
-    except TypeError:  # a kernel whose resolve needs more than X: the estimator resolves it
+    except TypeError:  # a resolve that needs more than X: the estimator resolves it
         return None
     if type(resolved) is not type(kernel):
         return None
@@ -129,39 +142,6 @@ def resolve_kernel(kernel, X, random_state):
     return resolved
 
 
-def check_point(estimator, params, index, X):
-    """Raise a ValueError naming grid point ``index`` when ``params`` are invalid for it.
-
-    Sets the parameters on a clone (unknown names fail) and runs the checks the estimator, its
-    graph and its kernel run at fit time, without fitting: ``_check_hyperparameters`` /
-    ``_validate_params`` where defined, and the kernel's ``resolve`` on ``X`` (which rejects an
-    unknown width heuristic).
-    """
-    try:
-        candidate = clone(estimator).set_params(**params)
-        for name in ("_check_hyperparameters", "_validate_hyperparameters", "_validate_params"):
-            method = _own_method(candidate, name)
-            if method is not None:
-                method()
-        own = candidate.get_params(deep=False)
-        graph = own.get("graph")
-        if graph is not None:
-            method = _own_method(graph, "_validate_params")
-            if method is not None:
-                method()
-        kernel = own.get("kernel")
-        if _is_semiscale_kernel(kernel):
-            if _string_params(kernel):
-                kernel.resolve(X, random_state=own.get("random_state"))
-            else:
-                kernel._check_params()
-    except Exception as exc:
-        raise ValueError(
-            f"param_grid point {index} {params!r} is invalid: {exc}; nothing was fitted"
-        ) from exc
-    return candidate
-
-
 @dataclass
 class FoldResults:
     """Scores and times of every (point, fold), shape (n_points, n_folds)."""
@@ -173,21 +153,21 @@ class FoldResults:
 
 
 class Evaluator:
-    """Fit ``points`` on ``folds`` of ``(X, y)`` and score them, building each graph once.
+    """Fit hyper-parameter points on folds of ``(X, y)`` and score them, building each graph once.
 
     Parameters
     ----------
     estimator : estimator
         Unfitted template; every fit uses ``clone(estimator).set_params(**point)``.
     X, y : the whole data set (``y`` with unlabeled points marked).
-    folds : list of SSLFold
-    scorer : SSLScorer
     laplacian : sparse matrix or None
         Laplacian of the whole data set; each training set gets its induced subgraph.
     error_score : "raise" or float
     verbose : int
     name : str
         Prefix of the progress lines.
+    default_marker : scalar
+        Unlabeled marker for classifiers without an ``unlabeled`` parameter.
     """
 
     def __init__(
@@ -195,23 +175,23 @@ class Evaluator:
         estimator,
         X,
         y,
-        folds,
-        scorer,
         *,
         laplacian=None,
         error_score=np.nan,
         verbose=0,
         name="ssl_cross_validate",
+        default_marker=-1,
     ):
         self.estimator = estimator
         self.X = X
         self.y = np.asarray(y)
-        self.folds = folds
-        self.scorer = scorer
         self.laplacian = laplacian
         self.error_score = error_score
         self.verbose = verbose
         self.name = name
+        self.default_marker = default_marker
+        self.folds = []
+        self.scorer = None
         self.reuse = reuses_graph(estimator)
         if laplacian is not None and not self.reuse:
             raise ValueError(
@@ -272,13 +252,6 @@ class Evaluator:
         for key in [k for k in self._graphs if k[0] == train_key]:
             del self._graphs[key]
 
-    def graph_on_all_rows(self, point, candidate):
-        """The graph of ``point``'s setting on every row: reused from transductive folds, else
-        built now (an inductive search's refit)."""
-        graph_key = _freeze(graph_params_of(point)) if self.reuse else ()
-        rows = np.arange(self.X.shape[0])
-        return self.graph_for(_ALL_ROWS, graph_key, candidate, rows)
-
     # ------------------------------------------------------------------ kernels
     def _resolved_kernel(self, train_key, point, candidate, X_fit):
         key = (train_key, _freeze(_kernel_params_of(point)))
@@ -287,7 +260,68 @@ class Evaluator:
             self._kernels[key] = resolve_kernel(own.get("kernel"), X_fit, own.get("random_state"))
         return self._kernels[key]
 
+    # ------------------------------------------------------------------ checks
+    def check(self, points):
+        """Raise a ValueError naming the first invalid point, before anything is fitted.
+
+        Each point is set on a clone (unknown names fail) and put through the checks its
+        estimator, graph and kernel run at fit time, without fitting: ``_check_hyperparameters``
+        / ``_validate_params`` where a semiscale class defines them, and the kernel's width
+        heuristics resolved on all of ``X`` (which rejects an unknown heuristic).  Those
+        resolutions are kept: they are the ones the all-rows fits (transductive folds, the
+        refit) need.
+        """
+        for index, point in enumerate(points):
+            try:
+                candidate = clone(self.estimator).set_params(**point)
+                for name in ("_check_hyperparameters", "_validate_params"):
+                    method = _own_method(candidate, name)
+                    if method is not None:
+                        method()
+                own = candidate.get_params(deep=False)
+                graph = own.get("graph")
+                if graph is not None:
+                    method = _own_method(graph, "_validate_params")
+                    if method is not None:
+                        method()
+                kernel = own.get("kernel")
+                if _is_semiscale_kernel(kernel):
+                    if not _string_params(kernel):
+                        method = _own_method(kernel, "_check_params")
+                        if method is not None:
+                            method()
+                    elif not (
+                        self.reuse
+                        and self._resolved_kernel(_ALL_ROWS, point, candidate, self.X) is not None
+                    ):
+                        kernel.resolve(self.X, random_state=own.get("random_state"))
+            except Exception as exc:
+                raise ValueError(
+                    f"param_grid point {index} {point!r} is invalid: {exc}; nothing was fitted"
+                ) from exc
+
     # ------------------------------------------------------------------ one fit
+    def _fit(self, candidate, point, X_fit, y_fit, fit_rows, train_key, graph_key):
+        """``candidate.fit`` with the shared graph and resolved kernel; returns the seconds."""
+        fit_params = {}
+        original_kernel = None
+        if self.reuse:
+            if getattr(candidate, "intrinsic_reg", None) != 0:
+                graph = self.graph_for(train_key, graph_key, candidate, fit_rows)
+                fit_params["laplacian"] = graph.laplacian_
+            resolved = self._resolved_kernel(train_key, point, candidate, X_fit)
+            if resolved is not None:
+                original_kernel = candidate.get_params(deep=False)["kernel"]
+                candidate.set_params(kernel=resolved)
+        tic = time.perf_counter()
+        try:
+            candidate.fit(X_fit, y_fit, **fit_params)
+        finally:
+            # the fitted estimator shows the parameters it was given (kernel_ is the resolved one)
+            if original_kernel is not None:
+                candidate.set_params(kernel=original_kernel)
+        return time.perf_counter() - tic
+
     def fit_one(self, candidate, point, fold, train_key, graph_key):
         """Fit ``candidate`` on ``fold`` and return ``(score, fit seconds, score seconds)``."""
         X, y = self.X, self.y
@@ -295,23 +329,9 @@ class Evaluator:
         y_fit = y[fold.fit_rows]
         if fold.transductive:
             positions = np.searchsorted(fold.fit_rows, fold.hidden_rows)
-            marker = estimator_marker(candidate, getattr(self.scorer, "unlabeled", -1))
+            marker = estimator_marker(candidate, self.default_marker)
             y_fit = hide_labels(y_fit, positions, marker)
-        fit_params = {}
-        original_kernel = None
-        if self.reuse:
-            if getattr(candidate, "intrinsic_reg", None) != 0:
-                graph = self.graph_for(train_key, graph_key, candidate, fold.fit_rows)
-                fit_params["laplacian"] = graph.laplacian_
-            resolved = self._resolved_kernel(train_key, point, candidate, X_fit)
-            if resolved is not None:
-                original_kernel = candidate.get_params(deep=False)["kernel"]
-                candidate.set_params(kernel=resolved)
-        tic = time.perf_counter()
-        candidate.fit(X_fit, y_fit, **fit_params)
-        fit_time = time.perf_counter() - tic
-        if original_kernel is not None:
-            candidate.set_params(kernel=original_kernel)
+        fit_time = self._fit(candidate, point, X_fit, y_fit, fold.fit_rows, train_key, graph_key)
         tic = time.perf_counter()
         if fold.transductive:
             score = self.scorer.score_transduction(candidate, X_fit, y[fold.fit_rows], positions)
@@ -320,9 +340,30 @@ class Evaluator:
             score = self.scorer(candidate, _safe_indexing(X, rows), y[rows])
         return score, fit_time, time.perf_counter() - tic
 
+    def refit(self, point):
+        """Fit ``point`` on all rows, reusing the all-rows graph and kernel when there are any.
+
+        Returns
+        -------
+        estimator : the fitted estimator
+        graph : the fitted graph object it was given, or None
+        """
+        candidate = clone(self.estimator).set_params(**point)
+        graph_key = _freeze(graph_params_of(point)) if self.reuse else ()
+        rows = np.arange(self.X.shape[0])
+        self._fit(candidate, point, self.X, self.y, rows, _ALL_ROWS, graph_key)
+        graph = self._graphs.get((_ALL_ROWS, graph_key))
+        return candidate, None if isinstance(graph, Exception) else graph
+
     # ------------------------------------------------------------------ all fits
-    def run(self, points, *, keep_estimators=False) -> FoldResults:
-        """Fit every point on every fold, grouped so that each graph is built once."""
+    def run(self, points, folds, scorer, *, keep_estimators=False) -> FoldResults:
+        """Fit every point on every fold (a list of SSLFold) and score it with ``scorer``.
+
+        The fits are grouped by training set, then graph setting, so that each graph is built
+        once and only one training set's graphs are held at a time (the all-rows ones are kept
+        for the refit).
+        """
+        self.folds, self.scorer = list(folds), scorer
         n_points, n_folds = len(points), len(self.folds)
         scores = np.full((n_points, n_folds), np.nan)
         fit_times = np.zeros((n_points, n_folds))

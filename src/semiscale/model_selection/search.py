@@ -14,12 +14,14 @@ import time
 from collections.abc import Mapping
 
 import numpy as np
+from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_X
-from ._evaluate import Evaluator, check_error_score, check_point, graph_params_of
+from ._evaluate import Evaluator, check_error_score, graph_params_of
 from ._markers import estimator_marker
 from .folds import check_ssl_cv
 from .scoring import get_ssl_scorer
@@ -28,14 +30,24 @@ __all__ = ["SSLGridSearchCV"]
 
 
 def _rank(scores: np.ndarray) -> np.ndarray:
-    """Rank 1 for the best mean score; ties share the smaller rank; NaN ranks last."""
-    order_key = np.where(np.isnan(scores), -np.inf, scores)
-    ranks = np.empty(scores.size, dtype=np.int32)
-    for i, value in enumerate(order_key):
-        ranks[i] = 1 + int(np.sum(order_key > value))
-    if np.isnan(scores).any():
-        ranks[np.isnan(scores)] = scores.size - int(np.isnan(scores).sum()) + 1
+    """Rank 1 for the best mean score, ties sharing the smaller rank; NaN scores rank last."""
+    finite = np.where(np.isnan(scores), -np.inf, scores)
+    ranks = rankdata(-finite, method="min").astype(np.int32)
+    nan = np.isnan(scores)
+    if nan.any():
+        ranks[nan] = int((~nan).sum()) + 1
     return ranks
+
+
+def _best_has(method):
+    """``available_if`` check: the (unfitted) estimator or the best one has ``method``."""
+
+    def check(search):
+        estimator = getattr(search, "best_estimator_", search.estimator)
+        getattr(estimator, method)  # raises AttributeError, which hides the method
+        return True
+
+    return check
 
 
 class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
@@ -108,7 +120,7 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     >>> model = LapRLSClassifier(kernel=RBF(gamma=20.0), graph=KNNGraph(), ambient_reg=1e-6)
     >>> search = SSLGridSearchCV(
     ...     model,
-    ...     {"intrinsic_reg": [1.0, 100.0], "graph__n_neighbors": [6, 10]},
+    ...     {"intrinsic_reg": [1.0, 100.0], "graph__n_neighbors": [8, 12]},
     ...     cv=SSLKFold(3, random_state=0),
     ... ).fit(X, y_ssl)
     >>> search.n_graph_fits_  # one per graph setting: the folds are transductive
@@ -208,28 +220,24 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         error_score = check_error_score(self.error_score)
         points = self._points()
         template = self._template(points, laplacian)
-        for index, point in enumerate(points):
-            check_point(template, point, index, X)
-
         splitter = check_ssl_cv(self.cv)
         default_marker = getattr(splitter, "unlabeled", -1)
-        self.scorer_ = get_ssl_scorer(self.scoring, unlabeled=default_marker)
-        marker = estimator_marker(template, default_marker)
-        folds = list(splitter.split_ssl(X, y, unlabeled=marker))
-        self.n_splits_ = len(folds)
-
         evaluator = Evaluator(
             template,
             X,
             y,
-            folds,
-            self.scorer_,
             laplacian=laplacian,
             error_score=error_score,
             verbose=self.verbose,
             name=type(self).__name__,
+            default_marker=default_marker,
         )
-        results = evaluator.run(points)
+        evaluator.check(points)  # every point, before any fit
+        self.scorer_ = get_ssl_scorer(self.scoring, unlabeled=default_marker)
+        marker = estimator_marker(template, default_marker)
+        folds = list(splitter.split_ssl(X, y, unlabeled=marker))
+        self.n_splits_ = len(folds)
+        results = evaluator.run(points, folds, self.scorer_)
         self.cv_results_ = self._results(points, results)
         means = self.cv_results_["mean_test_score"]
         if np.isnan(means).all():
@@ -243,19 +251,9 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
         self.best_graph_ = None
         if self.refit:
-            best = clone(template).set_params(**self.best_params_)
-            fit_params = {}
             tic = time.perf_counter()
-            if laplacian is not None:
-                fit_params["laplacian"] = laplacian
-            elif evaluator.reuse and getattr(best, "intrinsic_reg", None) != 0:
-                # transductive searches built this graph already; inductive ones build it now
-                graph = evaluator.graph_on_all_rows(self.best_params_, best)
-                self.best_graph_ = graph
-                fit_params["laplacian"] = graph.laplacian_
-            best.fit(X, y, **fit_params)
+            self.best_estimator_, self.best_graph_ = evaluator.refit(self.best_params_)
             self.refit_time_ = time.perf_counter() - tic
-            self.best_estimator_ = best
         self.n_graph_fits_ = evaluator.n_graph_fits
         self.graph_time_ = evaluator.graph_time
         return self
@@ -292,13 +290,20 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             )
         return self.best_estimator_
 
+    @available_if(_best_has("predict"))
     def predict(self, X):
         """Predictions of the best estimator for new points."""
         return self._best("predict").predict(X)
 
+    @available_if(_best_has("decision_function"))
     def decision_function(self, X):
         """Decision function of the best estimator."""
         return self._best("decision_function").decision_function(X)
+
+    @available_if(_best_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the best estimator."""
+        return self._best("predict_proba").predict_proba(X)
 
     def score(self, X, y):
         """The search's scorer (labeled rows only) applied to the best estimator on ``(X, y)``."""

@@ -87,21 +87,21 @@ def ssl_cross_validate(
         raise ValueError(f"y has {y.shape[0]} rows but X has {X.shape[0]} samples")
     error_score = check_error_score(error_score)
     splitter = check_ssl_cv(cv)
-    scorer = get_ssl_scorer(scoring, unlabeled=getattr(splitter, "unlabeled", -1))
-    marker = estimator_marker(estimator, getattr(splitter, "unlabeled", -1))
+    default_marker = getattr(splitter, "unlabeled", -1)
+    scorer = get_ssl_scorer(scoring, unlabeled=default_marker)
+    marker = estimator_marker(estimator, default_marker)
     folds = list(splitter.split_ssl(X, y, unlabeled=marker))
     evaluator = Evaluator(
         estimator,
         X,
         y,
-        folds,
-        scorer,
         laplacian=laplacian,
         error_score=error_score,
         verbose=verbose,
         name="ssl_cross_validate",
+        default_marker=default_marker,
     )
-    results = evaluator.run([{}], keep_estimators=return_estimator)
+    results = evaluator.run([{}], folds, scorer, keep_estimators=return_estimator)
     out = {
         "test_score": results.scores[0],
         "fit_time": results.fit_times[0],
