@@ -9,6 +9,15 @@ __version__ = "0.1.0"
 
 _PUBLIC = {
     "KNNGraph": "semiscale.graph",
+    "PrecomputedGraph": "semiscale.graph",
+    "SSLGridSearchCV": "semiscale.model_selection",
+    "SSLKFold": "semiscale.model_selection",
+    "make_ssl_scorer": "semiscale.model_selection",
+    "ssl_cross_val_score": "semiscale.model_selection",
+    "SquaredLoss": "semiscale.losses",
+    "SquaredHingeLoss": "semiscale.losses",
+    "HuberHingeLoss": "semiscale.losses",
+    "EpsilonInsensitiveLoss": "semiscale.losses",
     "RBF": "semiscale.kernels",
     "Laplacian": "semiscale.kernels",
     "Linear": "semiscale.kernels",
