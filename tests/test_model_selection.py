@@ -446,3 +446,18 @@ def test_transductive_scoring_with_decision_function():
         _laprls(), X, y_ssl, cv=SSLKFold(4, random_state=0), scoring="roc_auc"
     )
     assert result["test_score"].min() >= 0.99
+
+
+def test_given_laplacian_that_cannot_be_subset_is_an_error_not_a_failed_fit():
+    X, _, y_ssl = _moons(200, 6)
+    normalized = KNNGraph(n_neighbors=8, normalized=True).fit(X).laplacian_
+    inductive = SSLKFold(3, transductive=False, random_state=0)
+    with pytest.raises(ValueError, match="not D - W"):
+        ssl_cross_validate(_laprls(), X, y_ssl, cv=inductive, laplacian=normalized)
+    # transductive folds use it as is
+    scores = ssl_cross_val_score(
+        _laprls(), X, y_ssl, cv=SSLKFold(3, random_state=0), laplacian=normalized
+    )
+    assert np.isfinite(scores).all()
+    with pytest.raises(ValueError, match=r"matrix has shape \(199, 199\) but X has 200 rows"):
+        ssl_cross_validate(_laprls(), X, y_ssl, laplacian=normalized[:199, :199])

@@ -380,6 +380,12 @@ class Evaluator:
             key = _freeze(graph_params_of(point)) if self.reuse else ()
             groups.setdefault(key, []).append(p)
 
+        if self.laplacian is not None and trainings:
+            # A given Laplacian that cannot be subset (wrong shape, normalized) is the caller's
+            # error, not a failed fit: raise it now instead of scoring every point error_score.
+            first_key, first_folds = next(iter(trainings.items()))
+            self.graph_for(first_key, (), None, self.folds[first_folds[0]].fit_rows)
+
         total, done = n_points * n_folds, 0
         for train_key, fold_ids in trainings.items():
             for graph_key, point_ids in groups.items():
