@@ -461,3 +461,58 @@ def test_given_laplacian_that_cannot_be_subset_is_an_error_not_a_failed_fit():
     assert np.isfinite(scores).all()
     with pytest.raises(ValueError, match=r"matrix has shape \(199, 199\) but X has 200 rows"):
         ssl_cross_validate(_laprls(), X, y_ssl, laplacian=normalized[:199, :199])
+
+
+@pytest.mark.parametrize(
+    "n_labeled,n_unlabeled,n_classes,k",
+    [(10, 0, 2, 5), (12, 3, 3, 4), (40, 200, 4, 3), (7, 1, 1, 7), (30, 29, 2, 2)],
+)
+def test_sslkfold_partitions_for_many_shapes(n_labeled, n_unlabeled, n_classes, k):
+    rng = np.random.default_rng(n_labeled + n_unlabeled)
+    labels = np.array(["a", "b", "c", "d"])[np.arange(n_labeled) % n_classes]
+    y = np.concatenate([labels, np.full(n_unlabeled, "?")])
+    order = rng.permutation(y.size)
+    y = y[order]
+    X = np.zeros((y.size, 1))
+    labeled = np.flatnonzero(y != "?")
+    for transductive in (True, False):
+        cv = SSLKFold(k, transductive=transductive, random_state=0, unlabeled="?")
+        folds = list(cv.split_ssl(X, y))
+        tests = np.concatenate([f.test_rows for f in folds])
+        np.testing.assert_array_equal(np.sort(tests), labeled)  # disjoint and covering
+        sizes = [f.test_rows.size for f in folds]
+        assert max(sizes) - min(sizes) <= max(1, n_classes - 1)
+        for (train, test), fold in zip(cv.split(X, y), folds):
+            assert np.intersect1d(train, test).size == 0
+            np.testing.assert_array_equal(test, fold.test_rows)
+        if not transductive:
+            left_out = np.concatenate([np.setdiff1d(np.arange(y.size), f.fit_rows) for f in folds])
+            np.testing.assert_array_equal(np.sort(left_out), np.arange(y.size))
+
+
+def test_sklearn_default_score_and_grid_search_agree_with_the_ssl_scorer():
+    X, _, y_ssl = _moons(400, 8)
+    cv = SSLKFold(4, random_state=0)
+    model = _laprls()
+    default = cross_val_score(model, X, y_ssl, cv=cv)  # the estimator's own score()
+    ssl = cross_val_score(model, X, y_ssl, cv=cv, scoring=get_ssl_scorer())
+    np.testing.assert_allclose(default, ssl)
+    search = GridSearchCV(model, {"intrinsic_reg": [1.0, 100.0]}, cv=cv).fit(X, y_ssl)
+    assert search.best_score_ >= 0.99
+
+
+def test_search_delegates_to_the_best_estimator():
+    X, y, y_ssl = _moons(200, 6)
+    search = SSLGridSearchCV(
+        _laprls(), {"intrinsic_reg": [1.0, 100.0]}, cv=SSLKFold(3, random_state=0)
+    ).fit(X, y_ssl)
+    best = search.best_estimator_
+    np.testing.assert_array_equal(search.classes_, [0, 1])
+    np.testing.assert_array_equal(search.predict(X), best.predict(X))
+    np.testing.assert_allclose(search.decision_function(X), best.decision_function(X))
+    np.testing.assert_array_equal(search.transduction_, best.transduction_)
+    assert search.score(X, y_ssl) == pytest.approx(
+        accuracy_score(y_ssl[y_ssl >= 0], best.predict(X[y_ssl >= 0]))
+    )
+    assert not hasattr(search, "predict_proba")
+    assert search.best_graph_ is not None and search.best_graph_.laplacian_.shape == (200, 200)
