@@ -306,3 +306,75 @@ def test_sampled_hessian_sample_grows_with_the_graph_share():
     # An explicit n_rows is kept.
     P = make_preconditioner("sampled-hessian", strong, n_rows=5, random_state=0)
     assert P.laplacian_rows_ == 5
+
+
+# ------------------------------------------------------------------ the NystromSystem protocol
+class DenseSystem:
+    """A :class:`NystromSystem` holding dense matrices: no kernel, no operator, no blocks.
+
+    Preconditioners built from it must equal those built from the Hessian, which proves they
+    read nothing but the protocol.
+    """
+
+    def __init__(self, K_ns, center_index, labeled_index, laplacian, lam_A, lam_I, diagonal):
+        self.K_ns, self.center_index = K_ns, center_index
+        self.n_samples, self.n_centers = K_ns.shape
+        self.labeled_index = labeled_index
+        self.laplacian, self.ambient_lambda, self.intrinsic_lambda = laplacian, lam_A, lam_I
+        self.memory_budget = 1 << 30
+        self.kernel_cached = True
+        self._diagonal = diagonal
+
+    def kernel_ss(self):
+        return self.K_ns[self.center_index]
+
+    def kernel_rows(self, index):
+        return self.K_ns[np.asarray(index)]
+
+    def kernel_ms(self):
+        return self.K_ns[self.labeled_index]
+
+    def center_positions(self, index):
+        lookup = np.full(self.n_samples, -1)
+        lookup[self.center_index] = np.arange(self.n_centers)
+        return lookup[np.asarray(index)]
+
+    def diagonal(self):
+        return self._diagonal
+
+
+def test_hessians_implement_the_protocol():
+    from semiscale.linalg import FullLapRLSHessian, NystromSystem
+
+    H, X, _, labeled, L, _ = setup()
+    assert isinstance(H, NystromSystem)
+    full = FullLapRLSHessian(H.kernel, X, labeled, L, 1e-2, 0.05)
+    assert isinstance(full, NystromSystem)
+    assert (full.n_samples, full.n_centers) == (150, 150) and full.kernel_cached
+    np.testing.assert_array_equal(full.labeled_index, labeled)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_preconditioners_read_only_the_protocol(name):
+    H, X, centers, labeled, L, L_ss = setup(gamma=3.0)
+    # Half the labeled points are centers, so the factor's shortcut for centers is exercised.
+    labeled = np.concatenate([centers[:5], labeled[:5]])
+    H = NystromLapRLSHessian(H.kernel, X, centers, labeled, L, H.ambient_lambda, H.intrinsic_lambda)
+    double = DenseSystem(
+        H.kernel(X, X[centers]),
+        centers,
+        labeled,
+        L,
+        H.ambient_lambda,
+        H.intrinsic_lambda,
+        H.diagonal(),
+    )
+    P_h = make_preconditioner(name, H, **options(name, L_ss))
+    P_d = make_preconditioner(name, double, **options(name, L_ss))
+    np.testing.assert_allclose(P_d.dense(), P_h.dense(), rtol=1e-10, atol=1e-12)
+    V = np.random.default_rng(5).normal(size=(25, 2))
+    np.testing.assert_allclose(P_d.apply(V), P_h.apply(V), rtol=1e-8)
+    op = P_h.aslinearoperator()
+    assert op.shape == (25, 25)
+    np.testing.assert_allclose(op @ V, P_h.apply(V))
+    np.testing.assert_allclose(op.matvec(V[:, 0]), P_h.apply(V[:, 0]))

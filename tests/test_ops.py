@@ -1,0 +1,217 @@
+"""The array-operations layer: dispatch (get_ops/use_ops/set_ops) and every method against a
+dense NumPy/SciPy reference."""
+
+import threading
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from semiscale._memory import MemoryBudgetError
+from semiscale.kernels import RBF, Linear
+from semiscale.linalg import kernel_matmul
+from semiscale.linalg.ops import ArrayOps, get_ops, set_ops, use_ops
+
+
+class Tagged(ArrayOps):
+    """An implementation that marks its results, to see which one ran."""
+
+    def matmul(self, A, B, *, out=None):
+        return super().matmul(A, B, out=out) + 1.0
+
+
+def spd(s, seed=0):
+    rng = np.random.default_rng(seed)
+    F = rng.normal(size=(s, s + 3))
+    return F @ F.T / s + np.eye(s)
+
+
+# --------------------------------------------------------------------------------- dispatch
+def test_use_ops_nests_restores_and_is_per_thread():
+    default = get_ops()
+    a, b = Tagged(), Tagged()
+    seen = {}
+    with use_ops(a) as entered:
+        assert entered is a and get_ops() is a
+        worker = threading.Thread(target=lambda: seen.setdefault("thread", get_ops()))
+        worker.start()
+        worker.join()
+        with use_ops(b):
+            assert get_ops() is b
+        assert get_ops() is a
+        with pytest.raises(RuntimeError), use_ops(b):
+            raise RuntimeError
+        assert get_ops() is a
+    assert get_ops() is default
+    assert seen["thread"] is default  # a thread without use_ops sees the default
+
+
+def test_set_ops_changes_the_default_everywhere():
+    mine = Tagged()
+    previous = set_ops(mine)
+    try:
+        seen = {}
+        worker = threading.Thread(target=lambda: seen.setdefault("thread", get_ops()))
+        worker.start()
+        worker.join()
+        assert get_ops() is mine and seen["thread"] is mine
+    finally:
+        assert set_ops(previous) is mine
+    assert get_ops() is previous
+
+
+def test_only_array_ops_are_accepted():
+    with pytest.raises(TypeError, match="ArrayOps"):
+        set_ops(object())
+    with pytest.raises(TypeError, match="ArrayOps"), use_ops(np):
+        pass
+
+
+def test_library_calls_go_to_the_implementation_in_use():
+    """A Hessian product asks for the implementation at call time, not at construction."""
+    from semiscale.linalg.operators import NystromLapRLSHessian
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    H = NystromLapRLSHessian(RBF(0.5), X, np.arange(8), np.arange(5), None, 0.1, 0.0)
+    V = rng.normal(size=(8, 2))
+    plain = H @ V
+    with use_ops(Tagged()):
+        tagged = H @ V  # the cached K_ms products go through Tagged.matmul
+    assert not np.allclose(plain, tagged)
+    np.testing.assert_array_equal(H @ V, plain)
+
+
+# --------------------------------------------------------------------------------- kernels
+def test_kernel_methods_equal_the_dense_kernel():
+    ops, rng = ArrayOps(), np.random.default_rng(1)
+    A, B = rng.normal(size=(30, 4)), rng.normal(size=(12, 4))
+    K = RBF(0.3)(A, B)
+    V, U = rng.normal(size=(12, 2)), rng.normal(size=(30, 3))
+    np.testing.assert_allclose(ops.kernel_matmul(RBF(0.3), A, B, V), K @ V, rtol=1e-13)
+    np.testing.assert_allclose(ops.kernel_rmatmul(RBF(0.3), A, B, U), K.T @ U, rtol=1e-13)
+    np.testing.assert_allclose(ops.kernel_matrix(RBF(0.3), A, B), K, rtol=1e-14)
+    np.testing.assert_array_equal(
+        kernel_matmul(RBF(0.3), A, B, V), ops.kernel_matmul(RBF(0.3), A, B, V)
+    )
+    rows = ops.kernel_block_rows(Linear(), A, B, memory_budget=10_000)
+    blocks = list(ops.kernel_blocks(Linear(), A, B, memory_budget=10_000))
+    assert all(K_b.shape[0] <= rows for _, K_b in blocks) and len(blocks) == -(-30 // rows)
+    with pytest.raises(MemoryBudgetError):
+        ops.kernel_block_rows(Linear(), A, B, memory_budget=100)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_sq_distance_scan_gives_every_block_its_rows(sparse, n_jobs):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(70, 5))
+    if sparse:
+        X = sp.csr_matrix(X * (rng.random(X.shape) < 0.5))
+    dense = X.toarray() if sparse else X
+    sq = np.einsum("ij,ij->i", dense, dense)
+    queries = rng.choice(70, 33, replace=False)
+    G_all = np.full((33, 70), np.nan)
+
+    def reduce(block, G):
+        G_all[block] = G
+
+    ArrayOps().sq_distance_scan(X, sq, queries, reduce, memory_budget=20_000, n_jobs=n_jobs)
+    expected = sq[None, :] - 2 * dense[queries] @ dense.T
+    expected[np.arange(33), queries] = np.inf
+    np.testing.assert_allclose(G_all, expected, rtol=1e-12, atol=1e-12)
+
+
+# --------------------------------------------------------------------------------- dense algebra
+def test_products_and_gram_updates():
+    ops, rng = ArrayOps(), np.random.default_rng(3)
+    A, B = rng.normal(size=(6, 4)), rng.normal(size=(4, 3))
+    np.testing.assert_array_equal(ops.matmul(A, B), A @ B)
+    out = np.empty((6, 3))
+    assert ops.matmul(A, B, out=out) is out
+    S = sp.random(6, 6, density=0.4, random_state=0, format="csr")
+    np.testing.assert_allclose(ops.sparse_matmul(S, A), S.toarray() @ A, rtol=1e-14)
+    C = np.asfortranarray(spd(6))
+    expected = C + 0.5 * A @ A.T
+    assert ops.syrk(C, A, 0.5) is C
+    np.testing.assert_allclose(np.tril(C), np.tril(expected), rtol=1e-14)
+    with pytest.raises(ValueError, match="Fortran"):
+        ops.syrk(np.ascontiguousarray(spd(6)), A)
+    L = np.linalg.cholesky(spd(6))
+    np.testing.assert_allclose(np.tril(ops.lauum(L)), np.tril(L.T @ L), rtol=1e-13)
+    K = rng.normal(size=(700, 700))
+    ops.symmetrize(K)
+    np.testing.assert_array_equal(K, K.T)
+
+
+def test_factorizations_and_solves():
+    ops, rng = ArrayOps(), np.random.default_rng(4)
+    A, B = spd(8), rng.normal(size=(8, 2))
+    L, jitter = ops.jittered_cholesky(A)
+    assert jitter == 0.0
+    np.testing.assert_allclose(L @ L.T, A, rtol=1e-13)
+    np.testing.assert_allclose(ops.cho_solve(L, B), np.linalg.solve(A, B), rtol=1e-12)
+    np.testing.assert_allclose(ops.solve_triangular(L, B), sla.solve_triangular(L, B, lower=True))
+    np.testing.assert_allclose(
+        ops.solve_triangular(L, B, trans=True), np.linalg.solve(L.T, B), rtol=1e-12
+    )
+    G = rng.normal(size=(8, 8))
+    np.testing.assert_allclose(ops.lu_solve(ops.lu_factor(G), B), np.linalg.solve(G, B))
+    for assume_a, M in (("gen", G), ("pos", A)):
+        np.testing.assert_allclose(ops.solve(M, B, assume_a=assume_a), np.linalg.solve(M, B))
+    singular = np.ones((3, 3))
+    with pytest.raises(np.linalg.LinAlgError):
+        ops.solve(singular, np.ones(3))
+    np.testing.assert_allclose(ops.lstsq(singular, np.ones(3)), np.full(3, 1 / 3))
+    # A singular PSD matrix is jittered until its pivots are not lost in round-off.
+    L, jitter = ops.jittered_cholesky(np.ones((4, 4)))
+    assert jitter > 0
+    np.testing.assert_allclose(L @ L.T, np.ones((4, 4)) + jitter * np.eye(4), rtol=1e-12)
+
+
+# --------------------------------------------------------------------------------- systems
+@pytest.mark.parametrize("budget", [None, 5_000])
+def test_laprls_system_inplace_is_JK_plus_lambda_I_LK_plus_lambda_A_I(budget):
+    rng = np.random.default_rng(5)
+    n = 40
+    X = rng.normal(size=(n, 3))
+    K = RBF(0.5)(X)
+    W = sp.random(n, n, density=0.1, random_state=1)
+    W = W + W.T
+    L = (sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W).tocsr()
+    labeled = np.zeros(n, dtype=bool)
+    labeled[rng.choice(n, 7, replace=False)] = True
+    J = np.diag(labeled.astype(float))
+    expected = J @ K + 0.3 * (L @ K) + 0.01 * np.eye(n)
+    for rows in (labeled, np.flatnonzero(labeled)):
+        A = ArrayOps().laprls_system_inplace(K.copy(), L, rows, 0.3, 0.01, budget)
+        np.testing.assert_allclose(A, expected, rtol=1e-13, atol=1e-15)
+    with pytest.raises(MemoryBudgetError):
+        ArrayOps().laprls_system_inplace(K.copy(), L, labeled, 0.3, 0.01, 100)
+
+
+def test_dense_from_matmat_rebuilds_a_symmetric_operator():
+    A = spd(30)
+    calls = []
+
+    def matmat(E):
+        calls.append(E.shape[1])
+        return A @ E
+
+    H = ArrayOps().dense_from_matmat(
+        matmat, 30, column_bytes=2_000, memory_budget=30 * 30 * 8 + 20_000
+    )
+    np.testing.assert_allclose(H, A, rtol=1e-14)
+    assert len(calls) == 3 and sum(calls) == 30  # 10 columns per block fit the budget
+
+
+def test_block_rows_and_threads():
+    ops = ArrayOps()
+    assert ops.block_rows(100, 10, 205) == 20
+    assert [(s.start, s.stop) for s in ops.row_blocks(5, 10, 20)] == [(0, 2), (2, 4), (4, 5)]
+    with pytest.raises(MemoryBudgetError, match="kNN"):
+        ops.block_rows(5, 100, 10, what="kNN")
+    assert ops.n_threads(3) == 3 and ops.n_threads(None) >= 1
+    with ops.blas_threads(1):
+        pass
