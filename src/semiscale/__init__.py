@@ -13,6 +13,8 @@ _PUBLIC = {
     "SSLGridSearchCV": "semiscale.model_selection",
     "SSLKFold": "semiscale.model_selection",
     "make_ssl_scorer": "semiscale.model_selection",
+    "get_ssl_scorer": "semiscale.model_selection",
+    "ssl_cross_validate": "semiscale.model_selection",
     "ssl_cross_val_score": "semiscale.model_selection",
     "SquaredLoss": "semiscale.losses",
     "SquaredHingeLoss": "semiscale.losses",
