@@ -122,23 +122,43 @@ def _cmd_demo(args):
     return 0
 
 
-def _cmd_bench(args):
-    from .bench.nystrom import run_benchmark
+#: Old benchmark names, still accepted with a deprecation line on stderr.
+_BENCH_ALIASES = {"nystrom": "paper000"}
 
-    command = "semiscale bench nystrom" + "".join(
-        [f" --datasets {' '.join(args.datasets)}" if args.datasets else ""]
-        + [f" --repeats {args.repeats}" if args.repeats is not None else ""]
-        + [" --quick" if args.quick else "", f" --out {args.out}"]
-        + [" --no-figures" if not args.figures else "", " --no-speedup" if not args.speedup else ""]
-    )
+
+def _cmd_bench(args):
+    from .bench.harness import CATALOG, load_benchmark, run_benchmark
+
+    if args.benchmark == "list":
+        width = max(map(len, CATALOG))
+        for name, (_, line) in CATALOG.items():
+            print(f"{name.ljust(width)}  {line}")
+        return 0
+    name = args.benchmark
+    if name in _BENCH_ALIASES:
+        name = _BENCH_ALIASES[name]
+        print(
+            f"semiscale bench {args.benchmark} is deprecated: use semiscale bench {name}",
+            file=sys.stderr,
+        )
+    bench = load_benchmark(name)
+    options = [
+        (args.datasets, f"--datasets {args.datasets}"),
+        (args.quick, "--quick"),
+        (args.out, f"--out {args.out}"),
+        (args.force, "--force"),
+        (args.skip, f"--skip {args.skip}"),
+        (args.render_only, "--render-only"),
+    ]
     paths = run_benchmark(
-        args.datasets,
-        repeats=args.repeats,
+        bench,
+        datasets=args.datasets.split(",") if args.datasets else None,
         quick=args.quick,
         out=args.out,
-        figures=args.figures,
-        speedup=args.speedup,
-        command=command,
+        force=args.force,
+        skip=args.skip.split(",") if args.skip else (),
+        render_only=args.render_only,
+        command=" ".join([f"semiscale bench {name}"] + [text for given, text in options if given]),
     )
     for path in paths:
         print(path)
@@ -183,15 +203,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", default="a9a", help="shipped real dataset for the second part")
     p.add_argument("--skip-real", action="store_true", help="run only the two-moons part")
 
-    p = sub.add_parser("bench", help="run a paper-reproduction benchmark")
-    bench = p.add_subparsers(dest="benchmark", required=True)
-    p = bench.add_parser("nystrom", help="paper 000 Tables 2-3, Figures 1-2, exact-vs-Nyström")
-    p.add_argument("--datasets", nargs="+", default=None, help="paper names (default: all)")
-    p.add_argument("--repeats", type=int, default=None, help="default 5 (1 with --quick)")
+    p = sub.add_parser(
+        "bench",
+        help="reproduce a paper's results or run a study (`semiscale bench list`)",
+        description="Records go to OUT/records.jsonl and are reused: a rerun skips recorded work.",
+    )
+    p.add_argument("benchmark", help="`list`, or a benchmark name (paper000, ...)")
+    p.add_argument("--datasets", default=None, help="comma-separated dataset names (default: all)")
     p.add_argument("--quick", action="store_true", help="tiny subsamples: a smoke test")
-    p.add_argument("--out", default="benchmarks/results", help="output folder")
-    p.add_argument("--figures", action=argparse.BooleanOptionalAction, default=True)
-    p.add_argument("--speedup", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument(
+        "--out", default=None, help="records and reports folder (default: benchmarks/results/NAME)"
+    )
+    p.add_argument("--force", action="store_true", help="recompute work already recorded")
+    p.add_argument(
+        "--skip", default=None, help="comma-separated experiments not to run (e.g. figures)"
+    )
+    p.add_argument(
+        "--render-only", action="store_true", help="only render the reports from the records"
+    )
     return parser
 
 

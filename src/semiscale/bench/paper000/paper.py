@@ -1,12 +1,13 @@
-"""Published figures of paper 000 (Li, Liu, Yin, Wang, IJCAI 2019), Tables 2 and 3.
+"""Published numbers of paper 000 (Li, Liu, Yin, Wang, IJCAI 2019), Tables 2 and 3.
 
-Transcribed from ``shared/papers/000_862b45fa999e3eed.txt``; ``None`` is the paper's "/" (the method
-ran out of memory).  Table 2 gives RMSE as (mean, std); abalone's entries are printed "×10³" in
-the extraction and are kept as printed.  Table 3 gives (PCG/CG iterations, seconds).
+Transcribed from ``shared/papers/000_862b45fa999e3eed.txt``; ``None`` is the paper's "/" (the
+method ran out of memory).  Table 2: RMSE (mean, std); abalone's entries are printed "×10³" in
+the extraction and are kept as printed.  Table 3: (PCG/CG iterations, seconds).
 """
 
 from __future__ import annotations
 
+#: The paper's methods, in its tables' column order.
 METHODS = ("RLS-CG", "LapRLS-CG", "LapRLS-PCG", "Nyström-CG", "Nyström-PCG")
 
 #: Dataset sizes as listed in Table 2 (before the 70/30 split).
@@ -27,7 +28,7 @@ SAMPLE_SIZE = {
 
 _A = 1e3  # abalone's "×10³"
 
-#: Table 2: RMSE (mean, std) per dataset and method.
+#: Table 2: RMSE (mean, std) per dataset, in :data:`METHODS` order.
 TABLE2_RMSE = {
     "madelon": [(1.036, 0.009), (0.990, 0.007), (0.990, 0.007), (0.991, 0.009), (0.991, 0.009)],
     "space_ga": [(1.251, 0.004), (1.210, 0.004), (1.210, 0.004), (1.210, 0.004), (1.210, 0.004)],
@@ -49,7 +50,7 @@ TABLE2_RMSE = {
     "YearPrediction": [(0.198, 0.001), None, None, (0.187, 0.001), (0.187, 0.001)],
 }
 
-#: Table 3: (iterations, seconds) per dataset and method.
+#: Table 3: (iterations, seconds) per dataset, in :data:`METHODS` order.
 TABLE3_ITER_TIME = {
     "madelon": [(32, 0.003), (13, 0.029), (6, 0.032), (12, 0.043), (1, 0.006)],
     "space_ga": [(11, 0.004), (23, 1.220), (5, 0.569), (23, 0.113), (2, 0.016)],
@@ -65,30 +66,9 @@ TABLE3_ITER_TIME = {
     "YearPrediction": [(37, 236.5), None, None, (94, 2479), (2, 116.1)],
 }
 
-#: Paper name -> semiscale dataset name (ijcnn1: the intact validation split stands in).
-DATASET_NAMES = {
-    "madelon": "madelon",
-    "space_ga": "space_ga",
-    "abalone": "abalone",
-    "phishing": "phishing",
-    "a8a": "a8a",
-    "w7a": None,  # not available: see shared/datasets/README.md
-    "a9a": "a9a",
-    "ijcnn1": "ijcnn1_val",
-    "cod-rna": "cod-rna",
-    "connect-4": "connect-4",
-    "skin_nonskin": "skin_nonskin",
-    "YearPrediction": None,  # not available
-}
 
-
-def paper_rmse(dataset: str, method: str):
-    """Table 2 entry (mean, std) or None."""
-    row = TABLE2_RMSE[dataset]
-    return row[METHODS.index(method)]
-
-
-def paper_iter_time(dataset: str, method: str):
-    """Table 3 entry (iterations, seconds) or None."""
-    row = TABLE3_ITER_TIME[dataset]
-    return row[METHODS.index(method)]
+def paper_value(table: dict, dataset: str, method: str):
+    """The paper's entry of ``method`` on ``dataset`` in ``table``, or None ("/" or absent)."""
+    if method not in METHODS:
+        return None
+    return table[dataset][METHODS.index(method)]

@@ -1,0 +1,193 @@
+"""Measured fits and the table experiment: every (dataset, method, repeat) fitted once, recorded.
+
+:func:`measured_fit` times one fit, records its peak memory, warnings and errors, and times
+fast fits a second time without tracemalloc.  :func:`run_table` is the experiment behind a
+paper's results tables: per dataset, per repeat, one split and one graph shared by every
+method; on repeat 0, before any fit, the hyper-parameters are chosen (the paper's hook, e.g. a
+cross-validated grid search) and recorded; every method then reads them from that record.
+Work whose record exists is skipped, so an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from .._measure import measure
+from .data import load_dense, make_split
+
+__all__ = [
+    "RETIME_BELOW_SECONDS",
+    "TableSpec",
+    "chosen_params",
+    "estimator_facts",
+    "measured_fit",
+    "run_table",
+]
+
+#: Fits faster than this (traced) are timed again without tracemalloc; slower ones are dominated
+#: by BLAS work that tracemalloc does not slow.  tracemalloc's per-allocation cost doubled
+#: sub-second fits (paper 000, madelon: 0.05 s traced, 0.026 s untraced).
+RETIME_BELOW_SECONDS = 10.0
+
+_PHASES = ("centers", "rhs", "preconditioner", "iterations")
+
+
+def _warning_lines(caught) -> list[str]:
+    return sorted({f"{w.category.__name__}: {str(w.message)[:160]}" for w in caught})
+
+
+def measured_fit(fit: Callable[[], object], *, trace_memory: bool = True, retime: bool = True):
+    """Run ``fit()`` under :func:`~semiscale.bench._measure.measure`; returns a record dict.
+
+    Keys: ``fit_seconds`` (of the untraced second fit when the traced one took less than
+    :data:`RETIME_BELOW_SECONDS` and ``retime``), ``fit_seconds_timed_on``,
+    ``peak_traced_bytes`` (tracemalloc peak of the traced fit: numpy allocations, not BLAS
+    workspaces), ``max_rss_bytes`` (the process's lifetime peak: an upper bound carried over
+    from earlier, larger fits) and ``warnings``; on an exception only ``error`` and
+    ``warnings``.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with measure(trace_memory=trace_memory) as m:
+                fit()
+        except Exception as exc:  # recorded, and the run goes on (e.g. MemoryBudgetError)
+            return {"error": f"{type(exc).__name__}: {exc}", "warnings": _warning_lines(caught)}
+    seconds, timed = m.seconds, "traced fit" if trace_memory else "fit"
+    if trace_memory and retime and m.seconds < RETIME_BELOW_SECONDS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with measure(trace_memory=False) as untraced:
+                fit()
+        seconds, timed = untraced.seconds, "second, untraced fit"
+    return {
+        "fit_seconds": seconds,
+        "fit_seconds_timed_on": timed,
+        "peak_traced_bytes": int(m.peak_traced_bytes),
+        "max_rss_bytes": int(m.max_rss_bytes),
+        "warnings": _warning_lines(caught),
+    }
+
+
+def estimator_facts(est) -> dict:
+    """Iterations, convergence, fit phases and residual history a fitted estimator reports."""
+    info = getattr(est, "solver_info_", None) or {}
+    res = getattr(est, "residuals_", None)
+    history = [] if res is None else np.max(np.asarray(res).reshape(len(res), -1), axis=1)
+    return {
+        "iterations": int(getattr(est, "n_iter_", 0)),
+        "converged": bool(info.get("converged", True)),
+        # Nyström estimators' sampled-Hessian preconditioner: graph sample, graph trace share.
+        "laplacian_rows": info.get("laplacian_rows"),
+        "graph_trace_share": info.get("graph_trace_share"),
+        "phase_seconds": {phase: info.get(f"{phase}_seconds") for phase in _PHASES},
+        "final_residual": float(history[-1]) if len(history) else None,
+        "residuals": [float(f"{v:.3g}") for v in history],
+    }
+
+
+def graph_facts(graph, seconds, caught) -> dict:
+    """What the table reports about a fitted :class:`~semiscale.graph.KNNGraph`."""
+    return {
+        "seconds": seconds,
+        "search_method": getattr(graph, "search_method_", None),
+        "search_recall": getattr(graph, "search_recall_", None),
+        "n_components": int(graph.n_components_),
+        "trace": float(graph.trace_),
+        "warnings": sorted({str(w.message)[:120] for w in caught}),
+    }
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A paper's hooks into :func:`run_table`.
+
+    Parameters
+    ----------
+    graph : callable
+        ``graph(protocol, seed)``: an unfitted graph, fitted on each repeat's training split
+        and passed to every method as ``laplacian=``.
+    choose : callable
+        ``choose(protocol, dataset, split, sizes) -> dict`` run on repeat 0's split: the
+        hyper-parameter search; its ``"params"`` maps each parameter group to a dict.
+    score : callable
+        ``score(estimator, split) -> dict`` of test errors (e.g. ``{"rmse": ...}``).
+    metric : str
+        The key of ``score``'s dict that the tables report.
+    """
+
+    graph: Callable
+    choose: Callable
+    score: Callable
+    metric: str
+
+
+def run_table(bench, protocol, store, ctx) -> None:
+    """Fit every planned (dataset, method, repeat) not yet recorded; record each."""
+    spec: TableSpec = bench.table
+    for name in ctx.datasets:
+        source = protocol.dataset(name).source
+        if source is None:
+            continue  # the reports show the paper's numbers alone
+        X, y = load_dense(source, protocol.max_samples, ctx.data_home)
+        sizes = protocol.sizes(name, *X.shape)
+        recorded = store.get("table", name, "sizes")
+        if store.force or recorded is None or recorded["n"] != sizes.n:
+            store.put("table", name, "sizes", **dataclasses.asdict(sizes))
+        plans = {meth: protocol.plan(meth, name, sizes)[0] for meth in protocol.methods}
+        repeats = protocol.repeats_for(name)[0]
+        ctx.log(f"{name} ({source}): {sizes}, {repeats} repeats")
+        for r in range(repeats):
+            todo = [
+                m for m in protocol.methods if r in plans[m] and not store.done("table", name, m, r)
+            ]
+            choose = r == 0 and not store.done("cv", name, "search")
+            if not (todo or choose):
+                continue
+            split = make_split(X, y, r, protocol.train_fraction, protocol.labeled_fraction)
+            if choose:
+                store.put("cv", name, "search", **spec.choose(protocol, name, split, sizes))
+            chosen = chosen_params(store, name, "the table")
+            if not todo:
+                continue
+            with warnings.catch_warnings(record=True) as caught, measure(trace_memory=False) as mg:
+                warnings.simplefilter("always")
+                graph = spec.graph(protocol, r).fit(split.X_train)
+            store.put("table", name, "graph", r, **graph_facts(graph, mg.seconds, caught))
+            ctx.log(f"{name}: repeat {r} graph {mg.seconds:.2f} s ({graph.search_method_})")
+            for meth in todo:
+                est = bench.methods.build(
+                    meth, chosen, sizes, protocol=protocol, dataset=name, seed=r
+                )
+                fit = partial(est.fit, split.X_train, split.y_observed, laplacian=graph.laplacian_)
+                rec = measured_fit(fit)
+                if "error" not in rec:
+                    rec.update(spec.score(est, split), **estimator_facts(est))
+                store.put("table", name, meth, r, **rec)
+                ctx.log(f"{name}: {meth} repeat {r}: {describe(rec, spec.metric)}")
+            del graph
+
+
+def chosen_params(store, dataset: str, who: str) -> dict:
+    """The hyper-parameters recorded by ``dataset``'s CV (a clear error when there are none)."""
+    record = store.get("cv", dataset, "search")
+    if record is None:
+        raise ValueError(f"{who} needs the CV record of {dataset}: run its table first")
+    return record["params"]
+
+
+def describe(rec: dict, metric: str) -> str:
+    """One log line for a fit record."""
+    if "error" in rec:
+        return f"FAILED: {rec['error']}"
+    return (
+        f"{metric} {rec[metric]:.4f}, {rec['iterations']} it, {rec['fit_seconds']:.2f} s, "
+        f"peak {rec['peak_traced_bytes'] / 2**20:.0f} MiB"
+        + ("" if rec["converged"] else " (NOT converged)")
+    )

@@ -1,0 +1,89 @@
+"""Results tables from the table experiment's records: ours beside the paper's numbers.
+
+:func:`collect` gathers, per dataset run, its sizes, CV record, graph records and per-method
+(summary, records); :func:`side_by_side` lays a summary statistic out as datasets x methods,
+each of the paper's methods followed by the paper's value; :func:`paired` compares two methods
+on the repeats both ran (the fair comparison when caps leave one with fewer repeats).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .protocol import Sizes
+from .records import KEY
+from .report import fmt, md_table, summarize
+
+__all__ = ["cell", "collect", "paired", "side_by_side"]
+
+_META = (*KEY, "protocol", "run")
+
+
+def collect(protocol, store, metric: str) -> dict:
+    """Dataset -> {"sizes", "repeats", "cv", "graphs", "methods": {method: (summary, records)}}."""
+    out = {}
+    for ds in protocol.datasets:
+        size = store.get("table", ds.name, "sizes")
+        if ds.source is None or size is None:
+            continue
+        methods = {}
+        for meth in protocol.methods:
+            recs = sorted(store.select("table", ds.name, meth), key=lambda r: r["repeat"])
+            methods[meth] = (summarize(recs, metric), recs)
+        out[ds.name] = {
+            "sizes": Sizes(**{k: v for k, v in size.items() if k not in _META}),
+            "repeats": protocol.repeats_for(ds.name)[0],
+            "cv": store.get("cv", ds.name, "search"),
+            "graphs": sorted(store.select("table", ds.name, "graph"), key=lambda r: r["repeat"]),
+            "methods": methods,
+        }
+    return out
+
+
+def cell(data: dict, meth: str, key: str, scale: float = 1.0, digits: int = 3) -> str:
+    """Our value of summary ``key`` ("mean": mean ± std); "/" when not run, "error" when failed.
+
+    ``[r=k]`` marks a value over k repeats only; ``*`` iterations that did not converge.
+    """
+    summary, recs = data["methods"][meth]
+    if not summary:
+        return "error" if recs else "/"
+    if key == "mean":
+        txt = fmt(summary["mean"])
+        txt += f" ± {fmt(summary['std'], 2)}" if summary["n_repeats"] > 1 else ""
+    elif key.startswith("iter"):
+        txt = f"{summary[key]:.0f}" + ("" if summary["converged_all"] else "*")
+    else:
+        txt = fmt(summary[key] / scale, digits)
+    n = summary["n_repeats"]
+    return txt + (f" [r={n}]" if n < data["repeats"] else "")
+
+
+def side_by_side(protocol, data, key, paper_methods, paper_cell, scale=1.0, sizes=()):
+    """Datasets x methods: each of ``paper_methods`` with ``paper_cell(dataset, method)`` beside.
+
+    Rows: the datasets run, and those we do not have (the paper's numbers alone); the other
+    methods of the protocol follow as extra columns; ``sizes`` names Sizes fields shown first.
+    """
+    extra = [m for m in protocol.methods if m not in paper_methods]
+    cols = ["dataset", *sizes] + [c for m in paper_methods for c in (m, "paper")] + extra
+    rows = []
+    for ds in protocol.datasets:
+        d = data.get(ds.name)
+        if d is None and ds.source is not None:
+            continue  # not run this time
+        row = [ds.name] + [getattr(d["sizes"], k) if d else "" for k in sizes]
+        for meth in paper_methods:
+            row += [cell(d, meth, key, scale) if d else "not available", paper_cell(ds.name, meth)]
+        rows.append(row + [cell(d, meth, key, scale) if d else "" for meth in extra])
+    return md_table(cols, rows)
+
+
+def paired(data: dict, a: str, b: str, metric: str):
+    """(mean of a, mean of b, repeats) of ``metric`` over the repeats both ran, or None."""
+    va = {r["repeat"]: r[metric] for r in data["methods"][a][1] if metric in r}
+    vb = {r["repeat"]: r[metric] for r in data["methods"][b][1] if metric in r}
+    common = sorted(set(va) & set(vb))
+    if not common:
+        return None
+    return float(np.mean([va[r] for r in common])), float(np.mean([vb[r] for r in common])), common
