@@ -1,7 +1,7 @@
 """Approximate kNN with hnswlib (optional dependency, imported on first use).
 
 Private to :mod:`semiscale.graph.knn`; the library and its parameters were chosen with
-``benchmarks/ann_choice.py`` (results in ``benchmarks/results/ann_choice.md``).
+the retired ``benchmarks/ann_choice.py`` (results in ``benchmarks/results/ann_choice/``).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def _hnsw_seed(random_state) -> int:
 def _kneighbors_hnsw(X, k, *, memory_budget=None, n_jobs=1, random_state=None):
     """Approximate search with an hnswlib HNSW index (float32, squared L2).
 
-    Parameters (chosen in ``benchmarks/ann_choice.py``): ``M = HNSW_M`` links per node,
+    Parameters (chosen in ``benchmarks/results/ann_choice/``): ``M = HNSW_M`` links per node,
     ``ef_construction = HNSW_EF_CONSTRUCTION``, query ``ef = max(HNSW_EF_SEARCH, 2(k+1))``;
     every point queries its ``k + 1`` nearest and drops itself by index.  Returned distances are
     recomputed exactly in float64 for the pairs found.  If hnswlib cannot return ``k + 1``

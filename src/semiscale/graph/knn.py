@@ -17,8 +17,8 @@ Search methods (``method=``) and the backend each resolves to:
                   brute force (see :func:`search`).
 ================  =========================================================================
 
-The library and thresholds come from ``benchmarks/ann_choice.py`` and ``benchmarks/graph.py``
-(results in ``benchmarks/results/``).  On 2 cores: the k-d tree finds the 1M-point two-moons graph
+The library and thresholds come from the studies in ``benchmarks/results/ann_choice/`` and
+``benchmarks/results/graph/``.  On 2 cores: the k-d tree finds the 1M-point two-moons graph
 (k = 6) in about 2 s, far faster than HNSW in 2-D; brute force is exact and about as fast as HNSW
 for about a second of work (usps, 7,291 × 256: 0.7 s vs 0.3–0.4 s for HNSW); beyond, HNSW
 reaches recall ≥ 0.99 several times faster (a9a, 32,561 × 123: ~2 s vs ~5 s).  Brute force costs

@@ -16,10 +16,10 @@ centers are chosen sets the quality of that approximation:
   factor, checked against ``memory_budget``), ``O(n s² + n s d)`` time, drawn by the
   accelerated (rejection-sampling, BLAS-3) algorithm of Epperly, Tropp & Webber (2024):
   2.9–8.5× faster than the sequential one on phishing, ijcnn1, a8a and a9a at s = 0.1 n
-  (``benchmarks/rpcholesky.py`` → ``benchmarks/results/rpcholesky.md``).
+  (``benchmarks/results/rpcholesky/``).
 
-Measured on the bench's datasets (``benchmarks/center_selection.py`` →
-``benchmarks/results/center_selection.md``; LapRLS with centers independent of the labels):
+Measured on the bench's datasets (``benchmarks/results/center_selection/``; LapRLS with centers
+independent of the labels):
 at ``s = 0.1 n`` rpcholesky lowers the Nyström trace error 3–240× on space_ga, abalone,
 cod-rna and connect-4 and by 20–30 % on phishing, a8a, a9a and ijcnn1 (kmeans++ a little
 less), yet the test RMSE stays within 0.3 % of uniform centers'; at ``s = 0.01 n`` the RMSE

@@ -45,8 +45,8 @@ __all__ = [
 
 #: Target size of one kernel block in the streamed products (``kernel_matmul``/``rmatmul``).
 #: The budget only bounds blocks from above: a block this small keeps the RBF block's
-#: elementwise passes (scale, add norms, exp) in cache: ``benchmarks/block_size.py`` measures
-#: the product against the cap (``benchmarks/results/block_size.md``).
+#: elementwise passes (scale, add norms, exp) in cache: the block_size study measures
+#: the product against the cap (``benchmarks/results/block_size/``).
 STREAM_BLOCK_BYTES = 8 << 20
 
 #: Smallest kernel (in entries) whose product is split between threads: two stream blocks of

@@ -46,7 +46,7 @@ __all__ = ["NystromLapRLSClassifier", "NystromLapRLSRegressor"]
 
 #: Up to this many centers the fit runs with single-threaded BLAS: its s × s factorizations
 #: take milliseconds, and waking OpenBLAS's threads for each costs more than they save
-#: (``benchmarks/blas_threads.py`` → ``benchmarks/results/blas_threads.md``).  Kernel blocks
+#: (``benchmarks/results/blas_threads/``).  Kernel blocks
 #: still use ``n_jobs`` threads.
 SINGLE_THREAD_BLAS_MAX_CENTERS = 1200
 
@@ -141,7 +141,7 @@ _PARAMS_DOC = """
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
         Cholesky; the last two approximate K better on data of uneven density, but on paper
         000's datasets that did not lower the test RMSE (:mod:`semiscale.linalg.nystrom`,
-        ``benchmarks/results/center_selection.md``).
+        ``benchmarks/results/center_selection/``).
     labeled_centers : bool, default=True
         When the m labeled points fit (m ≤ s), make all of them centers and choose only the
         other s − m by ``center_selection``.  The span then contains RLS's (by the representer
@@ -169,8 +169,8 @@ _PARAMS_DOC = """
         Precision of the kernel blocks and the K_ns cache, whatever the dtype of ``X`` (the
         Krylov recurrences always run in float64).  "float32" halves the cache and the memory
         traffic of each H product, but the operator then carries errors of about κ(H)·6e-8.
-        On repeat 0 of ``semiscale bench nystrom``'s protocol at its CV-chosen parameters
-        (``benchmarks/kernel_dtype.py`` → ``benchmarks/results/kernel_dtype.md``) it fitted
+        On repeat 0 of ``semiscale bench paper000``'s protocol at its CV-chosen parameters
+        (``benchmarks/results/kernel_dtype/``) it fitted
         madelon and phishing about 27 % faster with the same test RMSE to 3–4 digits, needed
         11 and 48 PCG iterations instead of 4 and 3 on a8a and a9a, and on space_ga, abalone,
         ijcnn1, cod-rna and connect-4 did not converge within 50 iterations and predicted

@@ -34,7 +34,7 @@ costs four ``s × s`` triangular solves and never squares the condition number o
 ``"falkon"``: the same ``P`` in the factored form above (``variant="auto"|5|6``);
 ``"sampled-hessian"`` (the default): ``Ĝ`` with the exact labeled term and the graph term
 estimated on a row sample of the real graph — compared with ``"paper"`` on every dataset of
-paper 000's Table 3 in ``benchmarks/results/nystrom_table3.md`` (columns "Nyström-PCG" and
+paper 000's Table 3 in ``benchmarks/results/paper000/table3.md`` (columns "Nyström-PCG" and
 "Nyström-PCG (paper P)"); ``"jacobi"``: ``diag(H)``.
 """
 
@@ -54,15 +54,16 @@ from ..linalg.system import NystromFactor
 #: below it) used when PCG breaks down with the default ``s·u`` floor (``t_min_pivot`` option;
 #: the estimators retry with it).  Measured on a 4000-point skin_nonskin subsample (s = 400,
 #: gamma = 4 × median, ambient_reg 1e-6): with ``s·u`` PCG broke down (pᵀHp ≤ 0) far from the
-#: solution; with 1e-10 it converged (``benchmarks/skin_convergence.py``, second table of
-#: ``benchmarks/results/skin_convergence.md``).  Not the default: the jitter loosens P where
-#: K_ss is ill-conditioned (space_ga, ambient_reg 1e-6: up to 17 iterations instead of 6).
+#: solution; with 1e-10 it converged (second table of
+#: ``benchmarks/results/skin_convergence/skin_convergence.md``).  Not the default: the jitter
+#: loosens P where K_ss is ill-conditioned (space_ga, ambient_reg 1e-6: up to 17 iterations
+#: instead of 6).
 T_MIN_PIVOT = 1e-10
 
 #: Default Laplacian sample of ``"sampled-hessian"``: ``t = ⌈s/8⌉`` rows, at most
 #: ``LAPLACIAN_ROWS_CAP`` when ``K_ns`` is cached, and ``⌈s/4⌉`` when it is not (then every PCG
 #: iteration recomputes two n × s kernel passes, so a better P pays for itself).  Measured by
-#: ``benchmarks/laplacian_sample.py`` (``benchmarks/results/laplacian_sample.md``).  At least
+#: ``benchmarks/results/laplacian_sample/``.  At least
 #: ``LAPLACIAN_ROWS_MIN`` rows (a few hundred features, negligible work): the estimate's noise
 #: depends on ``t`` itself, and ``t = 5`` rows (s = 35, a 500-point ijcnn1 subsample at
 #: intrinsic_reg 1) needed 9 PCG iterations where 20-40 rows need 5-6.
@@ -75,7 +76,7 @@ LAPLACIAN_ROWS_FRACTION_UNCACHED = 1 / 4
 #: term's relative error falls like ``1/√t``, so its error relative to ``H`` is about
 #: ``ρ/√t``: above ``GRAPH_SHARE_REFERENCE`` the sample is
 #: ``t · min((ρ / GRAPH_SHARE_REFERENCE)², LAPLACIAN_ROWS_MAX_GROWTH)`` rows.  Measured by
-#: ``benchmarks/laplacian_share.py`` (``benchmarks/results/laplacian_share.md``): at the bench's
+#: ``benchmarks/results/laplacian_share/``: at the bench's
 #: parameters ``ρ < 0.011`` on every dataset but phishing; on phishing ``t = s/8`` needs 7–8
 #: PCG iterations at ``ρ ≈ 0.04`` (intrinsic_reg 3.16) and 11–13 at ``ρ ≈ 0.11`` (10).
 GRAPH_SHARE_REFERENCE = 0.05
@@ -330,8 +331,8 @@ def sampled_hessian_preconditioner(
 
     Why the labeled term is exact by default: the labeled block ``Φ_mᵀΦ_m`` dominates ``H`` for
     the paper's ``m = s = 0.1 n``, and a rank-``t`` subsample of it (``t < s``) leaves most of
-    ``H``'s large eigenvalues unmatched.  Measured by ``benchmarks/preconditioner_labeled.py``
-    (``benchmarks/results/preconditioner_labeled.md``: repeat 0 of ``semiscale bench nystrom``'s
+    ``H``'s large eigenvalues unmatched.  Measured in ``benchmarks/results/preconditioner_labeled/``
+    (repeat 0 of ``semiscale bench paper000``'s
     protocol, CV-chosen parameters, relative residual 1e-6), with ``t = s/4`` Laplacian rows:
     sampling the labeled term to ``t`` rows needed 10–33 iterations on madelon, space_ga,
     abalone, phishing and ijcnn1, the exact labeled term 3–4.  The Laplacian term tolerates a
@@ -346,15 +347,15 @@ def sampled_hessian_preconditioner(
     n_rows : int, optional
         Laplacian sample size ``t``; default ``min(⌈s/8⌉, 256)`` (at least 32) when ``K_ns``
         is cached, ``⌈s/4⌉`` when it is recomputed (:data:`LAPLACIAN_ROWS_FRACTION`;
-        ``benchmarks/results/laplacian_sample.md``); the default then grows, up to 4×, when
+        ``benchmarks/results/laplacian_sample/``); the default then grows, up to 4×, when
         the sampled graph term carries more than :data:`GRAPH_SHARE_REFERENCE` of ``Ĝ``'s
         trace (more rows are drawn and the first ones re-weighted: the estimate is the one
         drawn at the final size).  The returned preconditioner records the size used,
         ``laplacian_rows_``, and the share, ``graph_trace_share_``.
     n_labeled_rows : int, optional
         Labeled rows kept; default ``max(4s, ⌈n/4⌉)``: all of them whenever ``m ≤ n/4`` (the
-        usual semi-supervised case), a uniform sample beyond (``benchmarks/
-        skin_convergence.py`` shows what a labeled subsample costs when the labeled term is
+        usual semi-supervised case), a uniform sample beyond (``benchmarks/results/
+        skin_convergence/`` shows what a labeled subsample costs when the labeled term is
         large).
     random_state : int, Generator, RandomState or None
     t_min_pivot : float, optional
