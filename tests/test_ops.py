@@ -156,6 +156,14 @@ def test_factorizations_and_solves():
     np.testing.assert_allclose(
         ops.solve_triangular(L, B, trans=True), np.linalg.solve(L.T, B), rtol=1e-12
     )
+    F = rng.normal(size=(5, 8))
+    np.testing.assert_allclose(
+        ops.solve_triangular(L, F.copy(order="F"), trans=True, side="right"),
+        F @ np.linalg.inv(L.T),
+        rtol=1e-10,
+    )
+    with pytest.raises(ValueError, match="side"):
+        ops.solve_triangular(L, B, side="top")
     G = rng.normal(size=(8, 8))
     np.testing.assert_allclose(ops.lu_solve(ops.lu_factor(G), B), np.linalg.solve(G, B))
     for assume_a, M in (("gen", G), ("pos", A)):

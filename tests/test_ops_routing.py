@@ -76,7 +76,9 @@ FLOPS = {
     "jittered_cholesky": lambda A, **k: A.shape[0] ** 3 / 3,
     "lu_factor": lambda A: 2 * A.shape[0] ** 3 / 3,
     "lu_solve": lambda factor, B: 2.0 * factor[0].shape[0] ** 2 * _cols(B),
-    "solve_triangular": lambda L, B, **k: float(L.shape[0] ** 2 * _cols(B)),
+    "solve_triangular": lambda L, B, side="left", **k: float(
+        L.shape[0] ** 2 * (B.shape[0] if side == "right" else _cols(B))
+    ),
     "cho_solve": lambda L, B: 2.0 * L.shape[0] ** 2 * _cols(B),
     "solve": _solve,
     "lstsq": lambda A, B: 2.0 * A.shape[0] ** 3,

@@ -35,7 +35,6 @@ import numbers
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .._memory import block_rows
@@ -253,7 +252,7 @@ def _rpcholesky_factor(X, n_centers, rng, kernel, candidates, memory_budget):
         F[:, new] -= ops.matmul(F[:, :k], F[S, :k].T)
         block = F[S, new]
         L, _ = jittered_cholesky((block + block.T) / 2)
-        F[:, new] = sla.blas.dtrsm(1.0, L, F[:, new], side=1, lower=1, trans_a=1, overwrite_b=1)
+        F[:, new] = ops.solve_triangular(L, F[:, new], trans=True, overwrite_b=True, side="right")
         residual -= np.einsum("ij,ij->i", F[:, new], F[:, new])
         np.maximum(residual, 0, out=residual)
         taken[S] = True

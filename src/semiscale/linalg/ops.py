@@ -343,8 +343,25 @@ class ArrayOps:
         return sla.lu_factor(A, check_finite=False)
 
     # ------------------------------------------------------------------ solves
-    def solve_triangular(self, L, B, *, lower=True, trans=False, overwrite_b=False):
-        """``L⁻¹ B`` (``L⁻ᵀ B`` with ``trans``) for a triangular ``L`` (BLAS ``trsm``)."""
+    def solve_triangular(self, L, B, *, lower=True, trans=False, overwrite_b=False, side="left"):
+        """``op(L)⁻¹ B`` (``side="left"``) or ``B op(L)⁻¹`` (``"right"``), ``op(L) = L`` or ``Lᵀ``.
+
+        BLAS ``trsm`` for a triangular ``L``; ``trans`` selects ``Lᵀ``.  The right-hand form
+        (float64) turns the columns of an ``n × a`` block into Cholesky-factor columns in place
+        (randomly pivoted Cholesky: ``F_new = G L⁻ᵀ``).
+        """
+        if side == "right":
+            return sla.blas.dtrsm(
+                1.0,
+                L,
+                B,
+                side=1,
+                lower=int(lower),
+                trans_a=int(trans),
+                overwrite_b=int(overwrite_b),
+            )
+        if side != "left":
+            raise ValueError(f"side must be 'left' or 'right', got {side!r}")
         return sla.solve_triangular(
             L,
             B,
