@@ -17,7 +17,7 @@ def _records(folder):
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     """One quick run on space_ga (tables, speed-up, figures) and the unavailable w7a."""
-    out = tmp_path_factory.mktemp("paper000")
+    out = tmp_path_factory.mktemp("results") / "paper000"  # studies look for it by name
     assert (
         main(["bench", "paper000", "--quick", "--datasets", "space_ga,w7a", "--out", str(out)]) == 0
     )
@@ -108,3 +108,14 @@ def test_protocol_reproduces_the_documented_plan():
     assert midpoints([1e-3, 0.1, 10.0], 0.1) == pytest.approx([0.01, 1.0])
     assert midpoints([1e-3, 0.1, 10.0], 10.0) == pytest.approx([1.0])
     assert midpoints([1e-4], 1e-4) == []
+
+
+def test_a_study_reads_the_papers_cv_records(quick_run):
+    out = quick_run.parent / "fit_breakdown"
+    argv = ["bench", "fit_breakdown", "--quick", "--datasets", "space_ga", "--out", str(out)]
+    assert main(argv) == 0
+    (cv,) = [r for r in _records(out) if r["experiment"] == "cv"]
+    theirs = [r for r in _records(quick_run) if r["experiment"] == "cv"][-1]  # the last wins
+    assert cv["params"] == theirs["params"] and str(quick_run) in cv["source"]
+    assert "| space_ga | 1 |" in (out / "fit_breakdown.md").read_text()
+    assert main([*argv[:4], "madelon", *argv[5:], "--force"]) == 2  # no CV record of madelon

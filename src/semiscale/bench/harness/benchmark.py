@@ -28,6 +28,10 @@ CATALOG = {
         "semiscale.bench.paper000",
         "paper 000 (Nyström-PCG LapRLS): Tables 2-3, speed-up at n = 20,000, Figures 1-2",
     ),
+    "fit_breakdown": (
+        "semiscale.bench.studies.fit_breakdown",
+        "study: a Nyström-PCG fit's time phase by phase (paper 000's protocol, its run's CV)",
+    ),
 }
 
 #: Environment variables that change a run, recorded in its command line.

@@ -24,6 +24,7 @@ from .data import load_dense, make_split
 __all__ = [
     "RETIME_BELOW_SECONDS",
     "TableSpec",
+    "choices_from",
     "chosen_params",
     "estimator_facts",
     "measured_fit",
@@ -114,8 +115,9 @@ class TableSpec:
         ``graph(protocol, seed)``: an unfitted graph, fitted on each repeat's training split
         and passed to every method as ``laplacian=``.
     choose : callable
-        ``choose(protocol, dataset, split, sizes) -> dict`` run on repeat 0's split: the
-        hyper-parameter search; its ``"params"`` maps each parameter group to a dict.
+        ``choose(protocol, dataset, split, sizes, store) -> dict`` run on repeat 0's split
+        (``store``: this run's records): the hyper-parameter search; its ``"params"`` maps each
+        parameter group to a dict (see also :func:`choices_from`).
     score : callable
         ``score(estimator, split) -> dict`` of test errors (e.g. ``{"rmse": ...}``).
     metric : str
@@ -152,7 +154,8 @@ def run_table(bench, protocol, store, ctx) -> None:
                 continue
             split = make_split(X, y, r, protocol.train_fraction, protocol.labeled_fraction)
             if choose:
-                store.put("cv", name, "search", **spec.choose(protocol, name, split, sizes))
+                chosen = spec.choose(protocol, name, split, sizes, store)
+                store.put("cv", name, "search", **chosen)
             chosen = chosen_params(store, name, "the table")
             if not todo:
                 continue
@@ -180,6 +183,34 @@ def chosen_params(store, dataset: str, who: str) -> dict:
     if record is None:
         raise ValueError(f"{who} needs the CV record of {dataset}: run its table first")
     return record["params"]
+
+
+def choices_from(name: str) -> Callable:
+    """A :class:`TableSpec` ``choose`` hook reading benchmark ``name``'s CV records.
+
+    For studies on a paper's protocol: the hyper-parameters are those the paper's run chose,
+    never copied by hand.  Its records are those of the folder ``name`` beside this run's
+    output folder, made with its full protocol (its quick one for a quick run); the record
+    names the run they come from.
+    """
+
+    def choose(protocol, dataset, split, sizes, store):
+        from .benchmark import load_benchmark
+        from .records import RecordStore
+
+        source = load_benchmark(name)
+        theirs = source.quick_protocol if protocol.quick else source.protocol
+        folder = store.folder.parent / name
+        record = RecordStore(folder, theirs.paper, theirs.digest()).get("cv", dataset, "search")
+        if record is None:
+            quick = " --quick" if protocol.quick else ""
+            raise ValueError(
+                f"no CV record of {dataset} in {folder}/records.jsonl: run "
+                f"`semiscale bench {name}{quick} --datasets {dataset} --out {folder}` first"
+            )
+        return {"params": record["params"], "source": f"{folder}, run {record['run']}"}
+
+    return choose
 
 
 def describe(rec: dict, metric: str) -> str:

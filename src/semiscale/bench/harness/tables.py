@@ -14,7 +14,15 @@ from .protocol import Sizes
 from .records import KEY
 from .report import fmt, md_table, summarize
 
-__all__ = ["cell", "collect", "paired", "side_by_side"]
+__all__ = [
+    "at_most",
+    "below_paper",
+    "cell",
+    "collect",
+    "paired",
+    "side_by_side",
+    "versus_method",
+]
 
 _META = (*KEY, "protocol", "run")
 
@@ -87,3 +95,44 @@ def paired(data: dict, a: str, b: str, metric: str):
     if not common:
         return None
     return float(np.mean([va[r] for r in common])), float(np.mean([vb[r] for r in common])), common
+
+
+# ------------------------------------------------------------------------- target checks
+# Each returns ``check(dataset) -> (cell text, passed) or None`` for a report.Target.
+def at_most(data, method: str, key: str, limit: float):
+    """``method``'s summary ``key`` (e.g. ``"iterations_max"``) is at most ``limit``."""
+
+    def check(name):
+        value = data[name]["methods"][method][0].get(key) if name in data else None
+        return None if value is None else (f"{value:g}", value <= limit)
+
+    return check
+
+
+def versus_method(data, method: str, other: str, metric: str, passes):
+    """``passes(relative difference)`` of ``method``'s mean ``metric`` against ``other``'s.
+
+    Over the repeats both ran (:func:`paired`); not applicable where either did not run.
+    """
+
+    def check(name):
+        pair = paired(data[name], method, other, metric) if name in data else None
+        if pair is None:
+            return None
+        rel = (pair[0] - pair[1]) / pair[1]
+        return f"{100 * rel:+.2f} % [r={len(pair[2])}]", passes(rel)
+
+    return check
+
+
+def below_paper(data, method: str, key: str, paper):
+    """``method``'s summary ``key`` is below ``paper(dataset)`` (None: not applicable)."""
+
+    def check(name):
+        ours = data[name]["methods"][method][0].get(key) if name in data else None
+        theirs = paper(name)
+        if ours is None or theirs is None:
+            return None
+        return f"{ours:.3g} vs {theirs:.3g}", ours < theirs
+
+    return check

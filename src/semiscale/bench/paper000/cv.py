@@ -24,7 +24,7 @@ from .methods import make_graph
 REFINE = {"laprls": ("intrinsic_reg", "ambient_reg"), "rls": ("ambient_reg",)}
 
 
-def choose(protocol, dataset, split, sizes) -> dict:
+def choose(protocol, dataset, split, sizes, store=None) -> dict:
     """The CV record of ``dataset`` (see the module docstring)."""
     from ...model_selection import SSLKFold
 

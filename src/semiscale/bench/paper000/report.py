@@ -15,7 +15,7 @@ from ..harness.report import (
     protocol_section,
     targets_section,
 )
-from ..harness.tables import cell, collect, paired, side_by_side
+from ..harness.tables import at_most, below_paper, cell, collect, side_by_side, versus_method
 from .paper import METHODS as PAPER_METHODS
 from .paper import SAMPLE_SIZE, TABLE2_RMSE, TABLE3_ITER_TIME, paper_value
 
@@ -70,62 +70,45 @@ def table2(bench, protocol, store) -> list[str]:
 
 def targets(data) -> list[Target]:
     """The issue's targets for Nyström-PCG, checked per dataset."""
+    nys = "Nyström-PCG"
 
-    def nys(name):
-        return data[name]["methods"]["Nyström-PCG"][0] if name in data else {}
-
-    def iterations(name):
-        worst = nys(name).get("iterations_max")
-        return None if worst is None else (str(worst), worst <= 10)
-
-    def versus(other, passes):
-        def check(name):
-            pair = paired(data[name], "Nyström-PCG", other, "rmse") if nys(name) else None
-            if pair is None:
-                return None
-            rel = (pair[0] - pair[1]) / pair[1]
-            return f"{100 * rel:+.2f} % [r={len(pair[2])}]", passes(rel)
-
-        return check
-
-    def versus_paper(key):
-        def check(name):
-            paper, ours = paper_value(TABLE3_ITER_TIME, name, "Nyström-PCG"), nys(name).get(key)
-            if ours is None or paper is None:
-                return None
-            return f"{ours:.3g} vs {paper[1]:.3g}", ours < paper[1]
-
-        return check
+    def paper_seconds(name):
+        value = paper_value(TABLE3_ITER_TIME, name, nys)
+        return None if value is None else value[1]
 
     def memory(name):
-        peak = nys(name).get("peak_traced_bytes_max")
+        peak = data[name]["methods"][nys][0].get("peak_traced_bytes_max") if name in data else None
         if peak is None:
             return None
         return f"{peak / MIB:.1f}", (peak < 2 * 1024**3 if name == "skin_nonskin" else None)
 
     return [
-        Target("max PCG iterations ≤ 10", "Nyström-PCG ≤ 10 iterations everywhere", iterations),
+        Target(
+            "max PCG iterations ≤ 10",
+            "Nyström-PCG ≤ 10 iterations on every dataset",
+            at_most(data, nys, "iterations_max", 10),
+        ),
         Target(
             "RMSE vs LapRLS-direct (≤ 1 %)",
             "Nyström-PCG RMSE within 1 % of LapRLS-direct wherever exact was run",
-            versus("LapRLS-direct", lambda rel: abs(rel) <= 0.01),
+            versus_method(data, nys, "LapRLS-direct", "rmse", lambda rel: abs(rel) <= 0.01),
         ),
         Target(
             "RMSE vs RLS-CG (below)",
             "Nyström-PCG RMSE below RLS-CG on every dataset",
-            versus("RLS-CG", lambda rel: rel < 0),
+            versus_method(data, nys, "RLS-CG", "rmse", lambda rel: rel < 0),
         ),
         Target(
             "fit s vs paper (below)",
             "Nyström-PCG fit time below the paper's Table 3 time on every dataset",
-            versus_paper("fit_seconds_median"),
+            below_paper(data, nys, "fit_seconds_median", paper_seconds),
         ),
         Target(
             "PCG loop s vs paper (below)",
             'The same with the PCG loop alone (`solver_info_["iterations_seconds"]`: no kernel '
             "cache, centers or preconditioner; the paper does not say what its time covers, and "
             "its Nyström-CG times fit matrix-vector products alone)",
-            versus_paper("loop_seconds_median"),
+            below_paper(data, nys, "loop_seconds_median", paper_seconds),
         ),
         Target(
             "peak traced MiB",
