@@ -153,12 +153,14 @@ def run_benchmark(
             datasets=names,
         )
         ctx = RunContext(names, data_home, log)
+        seconds = {}
         for exp, run in experiments.items():
             if exp not in skip:
                 t0 = time.perf_counter()
                 run(bench, protocol, store, ctx)
-                log(f"{exp}: {time.perf_counter() - t0:.0f} s")
-        store.end_run(wall_seconds=time.perf_counter() - start)
+                seconds[exp] = time.perf_counter() - t0
+                log(f"{exp}: {seconds[exp]:.0f} s")
+        store.end_run(wall_seconds=time.perf_counter() - start, experiment_seconds=seconds)
     paths = bench.render(bench, protocol, store, out)
     log(f"wrote {len(paths)} files in {out}")
     return paths
