@@ -296,11 +296,6 @@ def test_exact_laprls_fits_route_their_heavy_work_through_the_layer(recorder):
         assert 0.95 * estimate <= total <= 1.2 * estimate, (solver, total, estimate)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="solvers/exact.py _solve_direct still assembles J K + λ_I L K + λ_A I itself; "
-    "switch it to get_ops().laprls_system_inplace (then remove this marker)",
-)
 def test_exact_direct_assembles_its_system_in_the_layer(recorder):
     X, y = problem(n=300)
     LapRLSRegressor(kernel=SpyRBF(gamma=0.02), graph=graph(), solver="direct").fit(X, y)

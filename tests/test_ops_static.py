@@ -67,17 +67,6 @@ ALLOWED = {
 
 #: Known sites still to route through the layer: (path, scope, rule) -> where they go.
 TO_ROUTE = {
-    ("solvers/exact.py", "_solve_direct", "gemm"): (
-        "L @ K[:, cols]: assemble with get_ops().laprls_system_inplace(K, L, labeled, "
-        "lambda_intrinsic, lambda_ambient, memory_budget)"
-    ),
-    ("solvers/hessian_system.py", "<module>", "threads"): (
-        "_dense_hessian sizes column blocks with block_rows: use get_ops().dense_from_matmat("
-        "hessian.matmat, s, column_bytes=3*(rows+s)*8, memory_budget=...)"
-    ),
-    ("models/nystrom_laprls.py", "<module>", "threads"): (
-        "blas_threads from semiscale._parallel: use get_ops().blas_threads(...)"
-    ),
 }
 
 _NP = {"np", "numpy"}

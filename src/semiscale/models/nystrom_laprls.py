@@ -26,8 +26,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 
-from .._parallel import blas_threads
 from ..linalg import resolve_n_centers, select_centers
+from ..linalg.ops import get_ops
 from ..solvers.hessian_system import ITERATIVE_SOLVERS
 from ..solvers.manifold import solve_manifold
 from ..solvers.nystrom import NEEDS_CENTER_GRAPH, NystromSolver
@@ -68,7 +68,7 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
             raise ValueError(f"solver={self.solver!r} is not one of {list(ITERATIVE_SOLVERS)}")
         n_centers = resolve_n_centers(self.n_centers, problem.X.shape[0])
         small = n_centers <= SINGLE_THREAD_BLAS_MAX_CENTERS
-        with blas_threads(1 if small else None):
+        with get_ops().blas_threads(1 if small else None):
             return self._solve_with(problem, n_centers)
 
     def _solve_with(self, problem: ManifoldProblem, n_centers: int) -> Solution:

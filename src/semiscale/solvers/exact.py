@@ -20,6 +20,7 @@ import numpy as np
 
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 from ..linalg import FullLapRLSHessian, kernel_matmul, kernel_matrix
+from ..linalg.ops import get_ops
 from .cg import cg
 from .dense import solve_or_lstsq
 from .hessian_system import solve_hessian_system
@@ -72,15 +73,9 @@ def _solve_direct(qp: QuadraticProblem, options) -> Solution:
     _check_dense_fits(n, qp, 2, "LapRLS with solver='direct'")
     K = np.asarray(kernel_matrix(qp.kernel, X, memory_budget=qp.memory_budget), float)
     # System matrix A = J_a K + λ_I L K + λ_A I, formed in place in K, in column blocks.
-    step = max(1, min(n, (32 * 1024**2) // (8 * n)))
-    rows_active = np.flatnonzero(qp.active)
-    for start in range(0, n, step):
-        cols = slice(start, min(start + step, n))
-        block = L @ K[:, cols]
-        block *= qp.lambda_intrinsic
-        block[rows_active] += K[rows_active, cols]
-        K[:, cols] = block
-    K.flat[:: n + 1] += qp.lambda_ambient
+    get_ops().laprls_system_inplace(
+        K, L, np.flatnonzero(qp.active), qp.lambda_intrinsic, qp.lambda_ambient, qp.memory_budget
+    )
     alpha = solve_or_lstsq(K, qp.rhs, what="LapRLS system")
     return Solution(X_fit=X, dual_coef=alpha, info={"system": "full", "n_fit": n})
 

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._memory import block_rows, parse_memory_budget
+from ..linalg.ops import get_ops
 from .cg import cg
 from .dense import solve_or_lstsq
 from .preconditioners import T_MIN_PIVOT, make_preconditioner
@@ -25,16 +25,10 @@ def _dense_hessian(hessian, memory_budget):
     """Form the s×s matrix H column block by column block (each block costs one pass over K_ns)."""
     s = hessian.shape[0]
     rows = hessian.n_samples_ if hessian.laplacian is not None else hessian.n_labeled_
-    budget = parse_memory_budget(memory_budget)
     # Per column: the n-row work vectors u and v of the product, plus the output column.
-    step = block_rows(s, 3 * (rows + s) * 8, max(budget - s * s * 8, 1), what="dense Hessian")
-    H = np.empty((s, s))
-    for start in range(0, s, step):
-        cols = slice(start, min(start + step, s))
-        E = np.zeros((s, cols.stop - cols.start))
-        E[np.arange(cols.start, cols.stop), np.arange(E.shape[1])] = 1.0
-        H[:, cols] = hessian.matmat(E)
-    return (H + H.T) / 2
+    return get_ops().dense_from_matmat(
+        hessian.matmat, s, column_bytes=3 * (rows + s) * 8, memory_budget=memory_budget
+    )
 
 
 def solve_hessian_system(
