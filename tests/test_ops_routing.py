@@ -280,15 +280,17 @@ def test_exact_laprls_fits_route_their_heavy_work_through_the_layer(recorder):
         kernels = [c for c in calls if c.name == "kernel_matrix"]
         assert any(c.shapes[1:3] == ((n, d), None) for c in kernels)  # K (n × n)
         graph_gemm = 2.0 * n * n * d
+        nnz = model.graph_.laplacian_.nnz
         if solver == "direct":
-            # kNN GEMM, K, the LU factorization of the system and the predictions K α (K
-            # recomputed by blocks); the assembly L K is the xfail test below
+            # kNN GEMM, K, the assembly L K, the LU factorization of the system and the
+            # predictions K α (K recomputed by blocks)
             assert any(c.name == "solve" and c.shapes[0] == (n, n) for c in calls)
-            estimate = graph_gemm + 2.0 * n * n * d + 2 * n**3 / 3 + 2.0 * n * n * (d + 1)
+            estimate = (
+                graph_gemm + 2.0 * n * n * d + 2.0 * nnz * n + 2 * n**3 / 3 + 2.0 * n * n * (d + 1)
+            )
         else:
             # kNN GEMM, K, z = K J y, and three n × n products per CG iteration (K α, Kᵀ v and
             # λ_A K α) plus L u, and the final predictions K α
-            nnz = model.graph_.laplacian_.nnz
             estimate = (
                 graph_gemm + 2.0 * n * n * d + model.n_iter_ * (6.0 * n * n + 2 * nnz) + 4.0 * n * n
             )
