@@ -93,15 +93,25 @@ class ManifoldMixin:
 
     def set_params(self, **params):
         # The defaults of `kernel` and `graph` are objects shared by every instance (so that
-        # nested parameters such as graph__n_neighbors work in any search); a nested update of a
-        # parameter still holding that shared default edits a private copy instead.
+        # nested parameters such as graph__n_neighbors work in any search): a nested update of a
+        # parameter holding (or being given) that shared default edits a private copy instead,
+        # and one of a parameter set to None (documented as "the default") edits a fresh default.
         defaults = inspect.signature(type(self).__init__).parameters
-        for key in params:
-            name, nested, _ = key.partition("__")
-            if nested and name in defaults:
-                value = getattr(self, name, None)
-                if value is not None and value is defaults[name].default:
-                    setattr(self, name, clone(value))
+        params = dict(params)
+        nested_names = {key.partition("__")[0] for key in params if "__" in key}
+        for name in nested_names & set(defaults):
+            default = defaults[name].default
+            target = params[name] if name in params else getattr(self, name, None)
+            if target is None and default is not None and default is not inspect.Parameter.empty:
+                target = clone(default)
+            elif target is not None and target is default:
+                target = clone(target)
+            else:
+                continue
+            if name in params:
+                params[name] = target
+            else:
+                setattr(self, name, target)
         return super().set_params(**params)
 
     def _problem_loss(self):
@@ -217,6 +227,13 @@ def _unlabeled_rows(y, unlabeled):
     return y == unlabeled
 
 
+def _labeled_rows_of(X, keep):
+    """Rows ``keep`` of any input ``fit`` accepts (pandas keeps its columns for ``predict``)."""
+    if hasattr(X, "iloc"):
+        return X.iloc[keep]
+    return check_X(X)[keep]
+
+
 def _check_y_given(estimator, y):
     if y is None:
         raise ValueError(
@@ -313,7 +330,7 @@ class SSLClassifierMixin(ClassifierMixin):
                 f"score needs labeled rows, but every label equals the unlabeled marker "
                 f"{self.unlabeled!r}"
             )
-        X = X[keep] if not hasattr(X, "iloc") else X.iloc[keep]
+        X = _labeled_rows_of(X, keep)
         weight = None if sample_weight is None else np.asarray(sample_weight)[keep]
         return accuracy_score(y[keep], self.predict(X), sample_weight=weight)
 
@@ -369,6 +386,6 @@ class SSLRegressorMixin(RegressorMixin):
         keep = ~nan
         if not keep.any():
             raise ValueError("score needs labeled rows, but every target is NaN (unlabeled)")
-        X = X[keep] if not hasattr(X, "iloc") else X.iloc[keep]
+        X = _labeled_rows_of(X, keep)
         weight = None if sample_weight is None else np.asarray(sample_weight)[keep]
         return r2_score(y[keep], self.predict(X), sample_weight=weight)

@@ -32,6 +32,7 @@ quadratic solver, applied to the extra right-hand side ``v``: with ``H x = z``, 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 
@@ -75,17 +76,33 @@ def _train_decision(solution: Solution, qp: QuadraticProblem, kernel_matmul) -> 
     return np.asarray(f).reshape(qp.rhs.shape[0], -1)
 
 
+def _bias_row_weights(qp: QuadraticProblem) -> np.ndarray:
+    """``v = (J_a + λ_I L) 1``: the bias's coupling to f, row by row."""
+    v = qp.active.astype(np.float64)
+    if qp.laplacian is not None and qp.lambda_intrinsic > 0:
+        ones = np.ones(qp.rhs.shape[0])
+        v = v + qp.lambda_intrinsic * np.asarray(qp.laplacian @ ones).ravel()
+    return v
+
+
+def _bias_is_flat(qp: QuadraticProblem) -> bool:
+    """True when ``σ = 1ᵀ(J_a + λ_I L)1`` vanishes up to round-off (no curvature along b)."""
+    sigma = float(_bias_row_weights(qp).sum())
+    scale = float(qp.active.sum()) + 1.0
+    if qp.laplacian is not None and qp.lambda_intrinsic > 0:
+        scale += qp.lambda_intrinsic * float(abs(qp.laplacian).sum())
+    return sigma <= 1e-10 * scale
+
+
 def _solve_with_intercept(qp: QuadraticProblem, solve_quadratic, kernel_matmul):
     """Quadratic solve with an unpenalised bias (Sherman–Morrison on the bordered system)."""
     n, r = qp.rhs.shape
-    v = qp.active.astype(np.float64)
-    if qp.laplacian is not None and qp.lambda_intrinsic > 0:
-        v = v + qp.lambda_intrinsic * np.asarray(qp.laplacian @ np.ones(n)).ravel()
+    v = _bias_row_weights(qp)
     sigma = float(v.sum())
-    if not sigma > 0:
+    if _bias_is_flat(qp):
         raise ValueError(
-            "fit_intercept=True needs at least one labeled point carrying the loss's curvature; "
-            "none is active (all margins satisfied with zero bias): use fit_intercept=False"
+            "fit_intercept=True: the bias is not determined (no labeled row is active and the "
+            "graph term is blind to constants); use fit_intercept=False"
         )
     both = dict(vars(qp))
     both["rhs"] = np.column_stack([qp.rhs, v])
@@ -177,20 +194,28 @@ def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, co
             objective = objective_terms(f, alpha_norm2)
             f_l = f[lab]
             active_l, linear_l = zones(f_l, ZONE_TOL)
-        if alpha is None and not active_l.any() and not linear_l.any():
-            break  # zero loss and zero gradient at f = 0: α = 0 is optimal
         active = np.zeros(n, dtype=bool)
         active[lab[active_l]] = True
         rhs = np.zeros((n, 1))
         rhs[lab, 0] = np.where(active_l, f_l, 0.0) - loss.derivative(y_l, f_l) / c
         qp = _quadratic(problem, rhs, active, scale=c / 2.0)
-        step = _solve_once(qp, solve_quadratic, problem.fit_intercept, kernel_matmul)
+        if problem.fit_intercept and _bias_is_flat(qp):
+            # No curvature along the bias (no active row, L·1 ≈ 0): the bordered step is
+            # unbounded there.  Step in α with b held: the quadratic part of f is Kα + b, so the
+            # rhs loses b·(J_a + λ_I L)1 (≈ 0 here, kept for exactness).
+            held = intercept * _bias_row_weights(qp)[:, None]
+            qp_held = dataclasses.replace(qp, rhs=qp.rhs - held)
+            step = _solve_once(qp_held, solve_quadratic, False, kernel_matmul)
+            f_new = _train_decision(step, qp_held, kernel_matmul)[:, 0] + intercept
+            b_new = intercept
+        else:
+            step = _solve_once(qp, solve_quadratic, problem.fit_intercept, kernel_matmul)
+            f_new = _train_decision(step, qp, kernel_matmul)[:, 0]
+            b_new = float(step.intercept[0]) if step.intercept is not None else 0.0
         total_inner += int(step.n_iter)
         info = step.info
-        f_new = _train_decision(step, qp, kernel_matmul)[:, 0]
         alpha_new = np.asarray(step.dual_coef).reshape(-1)
         X_fit = step.X_fit
-        b_new = float(step.intercept[0]) if step.intercept is not None else 0.0
         # Exact line search on φ(t) = objective(f + t Δf): the regularizers are quadratic in t.
         a0 = np.zeros_like(alpha_new) if alpha is None else alpha
         d_alpha = alpha_new - a0
@@ -237,9 +262,6 @@ def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, co
             ConvergenceWarning,
             stacklevel=4,
         )
-    if alpha is None:  # zero solution: expansion over the labeled points
-        X_fit = problem.X[lab]
-        alpha = np.zeros(lab.size)
     info = {**info, "newton_iterations": n_newton, "objective_history": history}
     solution = Solution(
         X_fit=X_fit,
