@@ -62,7 +62,7 @@ def _balanced_binary(n=40, seed=0):
 
 
 def _binary_laplacian(X, k=5):
-    """Unnormalized Laplacian of a symmetrized 0/1 kNN graph: integer entries, so L·1 == 0 exactly."""
+    """Unnormalized Laplacian of a symmetrized 0/1 kNN graph: integer entries, L·1 == 0 exactly."""
     D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
     np.fill_diagonal(D, np.inf)
     nn = np.argsort(D, axis=1)[:, :k]
