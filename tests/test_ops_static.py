@@ -55,6 +55,9 @@ ALLOWED = {
         "vector dot products and one Laplacian matvec for the bias: O(n·r)"
     ),
     ("solvers/manifold.py", "_rkhs_products", "gemm"): "scalar products aᵀ(Ka) of vectors",
+    ("solvers/manifold.py", "_bias_row_weights", "gemm"): (
+        "one sparse Laplacian matvec L·1 for the bias's row weights: O(nnz(L))"
+    ),
     ("solvers/manifold.py", "_newton_column", "gemm"): (
         "the Newton line search's scalars fᵀLf: sparse matvecs and vector dots, O(nnz(L))"
     ),
