@@ -9,11 +9,13 @@ experiments, which skip what is recorded, and renders the reports from the recor
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import import_module
+from pathlib import Path
 
 from .._measure import machine_info
 from .protocol import Protocol
@@ -86,6 +88,21 @@ def load_benchmark(name: str) -> Benchmark:
     return import_module(CATALOG[name][0]).BENCHMARK
 
 
+def _code_version() -> str | None:
+    """``git describe --always --dirty`` of the code that runs, or None outside a checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
 def _logger(name):
     def log(message: str) -> None:
         stamp = time.strftime("%H:%M:%S")
@@ -150,6 +167,7 @@ def run_benchmark(
         store.start_run(
             command=" ".join(env + [command or f"semiscale bench {bench.name}"]),
             machine=machine_info(),
+            code=_code_version(),
             datasets=names,
         )
         ctx = RunContext(names, data_home, log)

@@ -106,7 +106,8 @@ def header(title: str, protocol, runs: list[dict]) -> list[str]:
         took = f", {run['wall_seconds']:.0f} s" if "wall_seconds" in run else " (interrupted)"
         parts = run.get("experiment_seconds") or {}
         took += f" ({', '.join(f'{k} {v:.0f} s' for k, v in parts.items())})" if parts else ""
-        lines.append(f"- run {run['run']}{took}: `{run.get('command', '?')}`")
+        code = f" (code {run['code']})" if run.get("code") else ""
+        lines.append(f"- run {run['run']}{code}{took}: `{run.get('command', '?')}`")
     machines = {_machine_line(r["machine"]) for r in runs if "machine" in r}
     lines += [""] + [f"Machine: {m}." for m in sorted(machines)]
     return lines + ["The machine may be shared with other jobs: times are noisy.", ""]

@@ -96,7 +96,9 @@ def render_speedup(protocol, store, metric: str) -> list[str] | None:
         f"(d = {size['d']}, m = {size['m']}, s = {size['s']}); test: the repeat-0 test split "
         f"({size['n'] - size['n_train']} rows). One graph for both methods, in one process; "
         f"parameters from the CV record of {spec.dataset}: "
-        + "; ".join(f"{r['method']} {r['params']}" for r in recs[: len(spec.methods)]),
+        + "; ".join(
+            f"{m} {next(r['params'] for r in recs if r['method'] == m)}" for m in spec.methods
+        ),
         "",
     ]
     rows, verdicts = [], []

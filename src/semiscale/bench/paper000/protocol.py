@@ -95,9 +95,9 @@ PROTOCOL = Paper000Protocol(
     center_fraction=0.1,
     center_cap={"skin_nonskin": 3000},  # 17k centers: K_ss alone 2.3 GB, over the 2 GB target
     reduced_repeats={
-        "cod-rna": (2, "time: the other methods' fits take minutes"),
-        "connect-4": (2, "time: the other methods' fits take minutes"),
-        "skin_nonskin": (1, "time: its uncached Nyström-PCG fit takes minutes"),
+        "cod-rna": (2, "time (their Nyström-PCG fits cost minutes)"),
+        "connect-4": (2, "time (their Nyström-PCG fits cost minutes)"),
+        "skin_nonskin": (1, "time (its uncached Nyström-PCG fit takes minutes)"),
     },
     caps={
         "LapRLS-direct": (_BIG, Cap(1, "repeat 0 only (n_train > 8000: time)", n_train_above=8000)),
