@@ -77,6 +77,12 @@ def test_reports_are_rendered_from_the_records(quick_run):
     assert "| 123.5 |" in row
 
 
+def test_the_old_command_name_is_a_deprecated_alias(quick_run, capsys):
+    argv = ["bench", "nystrom", "--quick", "--out", str(quick_run), "--render-only"]
+    assert main(argv) == 0
+    assert "deprecated: use semiscale bench paper000" in capsys.readouterr().err
+
+
 def test_records_of_another_protocol_are_refused(quick_run, capsys):
     argv = ["bench", "paper000", "--datasets", "space_ga", "--out", str(quick_run), "--render-only"]
     assert main(argv) == 2  # the full protocol must not read the quick records
