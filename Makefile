@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench-graph clean
+.PHONY: run test lint bench-quick clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,11 +22,11 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
 
-bench-graph: $(STAMP)
-	$(BIN)/python benchmarks/graph.py
+bench-quick: $(STAMP)
+	$(BIN)/semiscale bench paper000 --quick --out /tmp/semiscale-bench-quick
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -328,7 +328,6 @@ def test_pcg_breakdown_is_retried_with_a_pivot_floor(problem, monkeypatch):
     # the first preconditioner is made indefinite on purpose, and the retry (which asks for the
     # T pivot floor) gets the real one.
     import semiscale.solvers.hessian_system as krylov
-
     from semiscale.solvers.preconditioners import JacobiPreconditioner
 
     X, y, L = problem
