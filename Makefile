@@ -26,7 +26,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests
 
 bench-quick: $(STAMP)
-	$(BIN)/semiscale bench paper000 --quick --out /tmp/semiscale-bench-quick
+	$(BIN)/semiscale bench paper000 --quick --datasets space_ga,abalone --out /tmp/semiscale-bench-quick
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info
