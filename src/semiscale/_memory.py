@@ -50,8 +50,11 @@ def parse_memory_budget(memory_budget: int | float | str | None) -> int:
     Parameters
     ----------
     memory_budget : int, float, str or None
-        Bytes (``2_000_000_000``), a string with a binary unit (``"512MB"``, ``"2GB"``, ``"1.5G"``),
-        or None for ``DEFAULT_BUDGET_FRACTION`` of the memory available now.
+        Bytes (``2_000_000_000``), a string with a unit (``"512MiB"``, ``"512 MB"``, ``"2gb"``,
+        ``"1.5G"``; case and a space before the unit do not matter), or None for
+        ``DEFAULT_BUDGET_FRACTION`` of the memory available now.  Units are binary whichever way
+        they are written: K, KB and KiB are 1024 bytes; M/MB/MiB 1024², G/GB/GiB 1024³,
+        T/TB/TiB 1024⁴.
 
     Raises
     ------
@@ -65,10 +68,12 @@ def parse_memory_budget(memory_budget: int | float | str | None) -> int:
             f"memory_budget must be bytes or a string like '2GB', got {memory_budget!r}"
         )
     if isinstance(memory_budget, str):
-        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)(i?B)?\s*", memory_budget.upper())
-        if match is None:
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)(I?B)?\s*", memory_budget.upper())
+        if match is None or (match.group(3) == "IB" and not match.group(2)):
             raise ValueError(
-                f"memory_budget={memory_budget!r} is not understood; use bytes or e.g. '2GB'"
+                f"memory_budget={memory_budget!r} is not understood; give bytes (an int) or a "
+                "number with a unit: B, KiB, MiB, GiB, TiB (KB/MB/GB/TB and K/M/G/T mean the same "
+                "binary units), e.g. '512MiB' or '2GB'"
             )
         value = float(match.group(1)) * _UNITS[match.group(2)]
     else:
@@ -93,8 +98,13 @@ def block_rows(
     memory_budget: int | float | str | None,
     *,
     what: str = "block",
+    reserved: int = 0,
 ) -> int:
     """Number of rows of a block that fit in ``memory_budget`` (at least 1, at most ``n_rows``).
+
+    ``reserved`` bytes of the budget are already spoken for (buffers allocated once, outside the
+    blocks); the rows are what fits in the rest.  Pass the budget as given and the reservation
+    here, not ``budget - reserved``: a refusal then names the budget the user gave.
 
     Parameters
     ----------
@@ -106,6 +116,8 @@ def block_rows(
         See :func:`parse_memory_budget`.
     what : str
         Name of the computation, used in the error message.
+    reserved : int
+        Bytes of the budget used by fixed buffers before any block row.
 
     Raises
     ------
@@ -114,12 +126,15 @@ def block_rows(
     """
     budget = parse_memory_budget(memory_budget)
     bytes_per_row = max(int(bytes_per_row), 1)
-    rows = budget // bytes_per_row
+    reserved = max(int(reserved), 0)
+    rows = (budget - reserved) // bytes_per_row
     if rows < 1:
+        needed = reserved + bytes_per_row
+        fixed = f"{format_bytes(reserved)} of fixed buffers plus " if reserved else ""
         raise MemoryBudgetError(
-            f"memory_budget={format_bytes(budget)} is too small for one row of the {what} "
-            f"({format_bytes(bytes_per_row)} per row); raise memory_budget to at least "
-            f"{bytes_per_row} bytes"
+            f"memory_budget={format_bytes(budget)} is too small for one row of the {what}: "
+            f"it needs {fixed}{format_bytes(bytes_per_row)} per row; raise memory_budget to at "
+            f"least {needed} bytes ({format_bytes(needed)})"
         )
     return int(max(1, min(rows, max(n_rows, 1))))
 
