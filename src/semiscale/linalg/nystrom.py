@@ -43,14 +43,22 @@ from .ops import get_ops
 __all__ = ["jittered_cholesky", "resolve_n_centers", "select_centers", "CENTER_METHODS"]
 
 
+#: ``n_centers="auto"``: a tenth of the points, at most this many.  On a9a (20,000 training
+#: points, 1 % and 5 % labeled, the estimators' other defaults) s = 2,000 was no more accurate
+#: than s = 1,000 (test accuracy 0.8019 vs 0.8020 and 0.8333 vs 0.8329) and took 1.7x as long
+#: (issue 11 reported the same on two moons up to 10⁶ points).
+AUTO_MAX_CENTERS = 1000
+
+
 def resolve_n_centers(n_centers, n_samples: int) -> int:
-    """Number of Nyström centers from an int, a fraction of ``n_samples`` or ``"sqrt"``.
+    """Number of Nyström centers from an int, a fraction of ``n_samples``, "auto" or ``"sqrt"``.
 
     Parameters
     ----------
-    n_centers : int, float or {"sqrt"}
+    n_centers : int, float or {"auto", "sqrt"}
         An int in ``[1, n_samples]``; a float in ``(0, 1]`` meaning ``⌈n_centers · n_samples⌉``;
-        ``"sqrt"`` meaning ``⌈√n_samples⌉`` (the paper-000 regime ``s ~ √n``).
+        ``"auto"`` meaning ``min(⌈n_samples / 10⌉, AUTO_MAX_CENTERS)``; ``"sqrt"`` meaning
+        ``⌈√n_samples⌉`` (the paper-000 regime ``s ~ √n``).
     n_samples : int
         Number of candidate points.
 
@@ -61,15 +69,18 @@ def resolve_n_centers(n_centers, n_samples: int) -> int:
     if n_samples < 1:
         raise ValueError(f"need at least one sample to choose Nyström centers, got {n_samples}")
     if isinstance(n_centers, str):
+        if n_centers == "auto":
+            return max(1, min(math.ceil(0.1 * n_samples), AUTO_MAX_CENTERS, n_samples))
         if n_centers != "sqrt":
             raise ValueError(
-                f"n_centers={n_centers!r} is not understood; use an int, a fraction in (0, 1] "
-                "or 'sqrt'"
+                f"n_centers={n_centers!r} is not understood; use an int, a fraction in (0, 1], "
+                "'auto' or 'sqrt'"
             )
         return min(math.ceil(math.sqrt(n_samples)), n_samples)
     if isinstance(n_centers, bool) or not isinstance(n_centers, numbers.Real):
         raise TypeError(
-            f"n_centers must be an int, a float fraction in (0, 1] or 'sqrt', got {n_centers!r}"
+            f"n_centers must be an int, a float fraction in (0, 1], 'auto' or 'sqrt', got "
+            f"{n_centers!r}"
         )
     if isinstance(n_centers, numbers.Integral):
         if not 1 <= n_centers <= n_samples:
