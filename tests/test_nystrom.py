@@ -294,12 +294,13 @@ def test_cholesky_errors(A, error, match):
         jittered_cholesky(A, max_tries=3)
 
 
-def test_auto_n_centers_is_a_tenth_capped_at_a_thousand():
+def test_auto_n_centers_is_a_tenth_clipped_to_500_1000():
     from semiscale.linalg.nystrom import AUTO_MAX_CENTERS, resolve_n_centers
     from semiscale.models import NystromLapRLSRegressor
 
-    assert resolve_n_centers("auto", 5) == 1
-    assert resolve_n_centers("auto", 2000) == 200
+    assert resolve_n_centers("auto", 5) == 5
+    assert resolve_n_centers("auto", 2000) == 500
+    assert resolve_n_centers("auto", 8000) == 800
     assert resolve_n_centers("auto", 10**6) == AUTO_MAX_CENTERS == 1000
     assert NystromLapRLSRegressor().n_centers == "auto"
     with pytest.raises(ValueError, match="'auto' or 'sqrt'"):

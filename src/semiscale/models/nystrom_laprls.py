@@ -136,9 +136,11 @@ _PARAMS_DOC = """
     intrinsic_reg : float, default=1.0
         Weight of fᵀLf / tr(L); 0 gives Nyström RLS (only labeled rows are ever touched).
     n_centers : int, float, "auto" or "sqrt", default="auto"
-        Number of Nyström centers s: an int, a fraction of n, "auto" (a tenth of n, at most
-        1,000: on a9a s = 2,000 was no more accurate than 1,000 and 1.7x slower,
-        :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`), or "sqrt" (⌈√n⌉, paper 000's theory).
+        Number of Nyström centers s: an int, a fraction of n, "auto" (a tenth of n, at least 500
+        or n, at most 1,000: on a9a s = 2,000 was no more accurate than 1,000 and 1.7x slower;
+        on two moons with one label per class s = 200 of 2,000 points lost accuracy that 500
+        kept; :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`), or "sqrt" (⌈√n⌉, paper
+        000's theory).
     center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
         Cholesky; the last two approximate K better on data of uneven density, but on paper
