@@ -3,9 +3,12 @@
 Each test here failed before its fix.
 """
 
+import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from semiscale._memory import MemoryBudgetError, block_rows, parse_memory_budget
+from semiscale._validation import check_laplacian
 
 
 # ------------------------------------------------------------------ memory budgets
@@ -49,3 +52,88 @@ def test_memory_budget_reserved_rows():
     # the rows are what fits after the reservation
     assert block_rows(1000, 100, 10_000, reserved=5_000) == 50
     assert block_rows(1000, 100, 10_000) == 100
+
+
+# ------------------------------------------------------------------ user Laplacians
+def _moons_graph(n=300):
+    from sklearn.datasets import make_moons
+
+    from semiscale.graph import KNNGraph
+
+    X, labels = make_moons(n, noise=0.1, random_state=0)
+    return X, labels, KNNGraph(n_neighbors=10).fit(X).adjacency_.tocsr()
+
+
+def _negative_weights(W, fraction=0.1, seed=1):
+    """``D - W`` of a graph whose weights have a fraction flipped negative (not PSD)."""
+    W = sp.triu(W, k=1).tocoo()
+    flip = np.random.default_rng(seed).random(W.nnz) < fraction
+    data = np.where(flip, -W.data, W.data)
+    upper = sp.coo_matrix((data, (W.row, W.col)), shape=W.shape)
+    Wn = (upper + upper.T).tocsr()
+    return (sp.diags(np.asarray(Wn.sum(axis=1)).ravel()) - Wn).tocsr()
+
+
+def _ssl_labels(labels):
+    y = np.full(labels.shape[0], -1)
+    for c in (0, 1):
+        y[np.flatnonzero(labels == c)[:2]] = c
+    return y
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"normalized": True},
+        {"ridge": 0.1},
+        {"power": 2},
+        {"normalized": True, "power": 3},
+        {"normalized": True, "ridge": 1e-3},
+    ],
+)
+def test_valid_laplacians_are_accepted(options):
+    from semiscale.graph import laplacian
+
+    _, _, W = _moons_graph()
+    L = laplacian(W, **options)
+    assert check_laplacian(L, W.shape[0]).shape == W.shape
+    assert check_laplacian(3.0 * L, W.shape[0]).shape == W.shape  # any positive scale
+
+
+def test_adjacency_instead_of_laplacian_is_named():
+    from semiscale.models import LapRLSClassifier
+
+    X, labels, W = _moons_graph()
+    with pytest.raises(ValueError, match=r"adjacency/weight matrix W.*laplacian\(W\)"):
+        LapRLSClassifier().fit(X, _ssl_labels(labels), laplacian=W)
+    with pytest.raises(ValueError, match="PrecomputedGraph"):
+        check_laplacian(W.toarray(), W.shape[0])
+
+
+@pytest.mark.parametrize("fraction,shift", [(0.1, 0.0), (0.3, 0.0), (0.1, 1.0)])
+def test_negative_weights_laplacian_is_refused(fraction, shift):
+    # shift=1: the diagonal is positive, the negative direction is found by the PSD search
+    # (a few negative weights can leave D - W PSD, like a power L^p: that is accepted)
+    from semiscale.models import LapRLSClassifier
+
+    X, labels, W = _moons_graph()
+    L = _negative_weights(W, fraction) + shift * sp.eye(W.shape[0], format="csr")
+    assert L.diagonal().min() > 0 or shift == 0
+    with pytest.raises(ValueError, match="not positive semi-definite.*negative weights"):
+        LapRLSClassifier().fit(X, _ssl_labels(labels), laplacian=L)
+
+
+def test_negative_diagonal_laplacian_is_refused():
+    from semiscale.graph import laplacian
+
+    _, _, W = _moons_graph()
+    with pytest.raises(ValueError, match="not positive semi-definite.*negative diagonal.*W - D"):
+        check_laplacian(-laplacian(W), W.shape[0])
+
+
+def test_diagonal_smaller_than_degrees_is_refused():
+    _, _, W = _moons_graph()
+    L = (sp.diags(0.3 * np.asarray(W.sum(axis=1)).ravel()) - W).tocsr()
+    with pytest.raises(ValueError, match="not positive semi-definite.*row sums"):
+        check_laplacian(L, W.shape[0])

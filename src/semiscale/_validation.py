@@ -167,8 +167,131 @@ def one_vs_rest_targets(targets: ClassificationTargets) -> np.ndarray:
     return Y
 
 
-def check_laplacian(laplacian, n_samples: int, *, name: str = "laplacian", rtol: float = 1e-8):
-    """Validate a graph Laplacian given by the user: square n×n, finite, symmetric.
+#: A Rayleigh quotient below ``-PSD_RTOL · max|L_ii|`` proves a matrix is not PSD.
+PSD_RTOL = 1e-6
+
+#: Iterations of the LOBPCG search for a negative direction (run only when diagonal dominance
+#: does not already prove the matrix PSD: normalized or iterated Laplacians, negative weights).
+PSD_SEARCH_ITER = 40
+
+#: Above this size the search is skipped (about a second there on one core); the sign,
+#: diagonal and dominance checks still run.
+PSD_SEARCH_MAX_N = 50_000
+
+#: Below this size the smallest eigenvalue is computed densely.
+PSD_DENSE_MAX = 200
+
+
+def _min_rayleigh_quotient(L: sp.csr_matrix) -> float:
+    """An upper bound of λ_min(L): the smallest Rayleigh quotient found (a one-sided test).
+
+    A negative value is a proof that ``L`` is not positive semi-definite; a non-negative one is
+    not a proof of the contrary, but a short LOBPCG search finds the negative directions that
+    negative edge weights or a too-small diagonal create.  Seeded: the result is reproducible.
+    """
+    import contextlib
+    import warnings
+
+    n = L.shape[0]
+    if n <= PSD_DENSE_MAX:
+        return float(np.linalg.eigvalsh(L.toarray())[0])
+    from scipy.sparse.linalg import lobpcg
+
+    V = np.random.default_rng(0).standard_normal((n, 4))
+    # a degenerate start leaves V as it is: its quotients are still an upper bound
+    with warnings.catch_warnings(), contextlib.suppress(np.linalg.LinAlgError, ValueError):
+        warnings.simplefilter("ignore")
+        _, V = lobpcg(L, V, largest=False, maxiter=PSD_SEARCH_ITER, tol=1e-3)
+    LV = L @ V
+    quotients = np.einsum("ij,ij->j", V, LV) / np.einsum("ij,ij->j", V, V)
+    return float(quotients.min())
+
+
+def _check_laplacian_signs(L: sp.csr_matrix, name: str) -> None:
+    """Refuse what cannot be a graph Laplacian (of any normalization, power or ridge).
+
+    * a negative diagonal entry (``e_iᵀ L e_i < 0``: not PSD) — usually ``W - D`` for ``D - W``;
+    * no negative off-diagonal entry but some positive one: an adjacency / weight matrix ``W``
+      (every row of ``D - W`` or of its powers with a non-zero diagonal has a negative entry);
+    * not positive semi-definite: diagonal dominance proves PSD for ``D - W (+ ridge)`` at no
+      cost, and a matrix without positive off-diagonal entries whose non-dominant rows share one
+      diagonal value is taken as a normalized Laplacian; otherwise (iterated Laplacians,
+      negative weights, a diagonal smaller than the degrees) a short seeded search (LOBPCG,
+      up to ``PSD_SEARCH_MAX_N`` points) looks for a direction with ``xᵀ L x < 0``.
+    """
+    diag = L.diagonal()
+    scale = float(np.abs(diag).max()) if diag.size else 0.0
+    off = (L - sp.diags(diag)).tocsr()
+    off.eliminate_zeros()
+    scale = max(scale, float(np.abs(off.data).max()) if off.nnz else 0.0)
+    if scale == 0.0:
+        return  # no edges: the intrinsic term is refused later, with its own message
+    tol = PSD_RTOL * scale
+    has_positive = bool(off.nnz and off.data.max() > tol)
+    has_negative = bool(off.nnz and off.data.min() < -tol)
+    negative_weights = (
+        f"it has {int((off.data > tol).sum())} positive off-diagonal entries: negative "
+        "weights? Graph weights must be >= 0 (L = D - W with W >= 0)"
+    )
+    if diag.min() < -tol:
+        cause = (
+            negative_weights
+            if has_positive and has_negative
+            else "a Laplacian's diagonal holds the degrees (>= 0): did you pass W - D instead "
+            "of L = D - W?"
+        )
+        raise ValueError(
+            f"{name} is not positive semi-definite: it has negative diagonal entries "
+            f"(min {diag.min():.3g}); {cause}. Build L with semiscale.graph.laplacian(W)"
+        )
+    if has_positive and not has_negative:
+        raise ValueError(
+            f"{name} has no negative off-diagonal entry but positive ones: this looks like an "
+            "adjacency/weight matrix W; pass laplacian(W) (semiscale.graph.laplacian) or "
+            "graph=PrecomputedGraph(W, X)"
+        )
+    off_sums = np.asarray(abs(off).sum(axis=1)).ravel()
+    not_dominant = off_sums > diag * (1 + 1e-8) + 1e-12 * scale
+    if not not_dominant.any():
+        return  # diagonally dominant with a non-negative diagonal: PSD
+    if not has_positive:
+        d = diag[not_dominant]
+        if d.max() - d.min() <= 1e-8 * d.max():
+            return  # normalized form c·I - D^-1/2 W D^-1/2 (c = 1 + ridge): PSD, not searched
+    if L.shape[0] > PSD_SEARCH_MAX_N:
+        return  # the search would cost seconds: only the checks above at this size
+    lam = _min_rayleigh_quotient(L)
+    if lam >= -tol:
+        return
+    if has_positive:
+        cause = negative_weights
+    else:
+        row_sums = np.asarray(L.sum(axis=1)).ravel()
+        cause = (
+            f"its row sums go down to {row_sums.min():.3g}: the diagonal is smaller than the "
+            "weights' sum (L = D - W needs D = the row sums of W)"
+        )
+    raise ValueError(
+        f"{name} is not positive semi-definite (a direction with x'Lx/x'x = {lam:.3g}, "
+        f"largest entry {scale:.3g}); {cause}. The intrinsic term f'Lf would reward "
+        "disagreement; build L with semiscale.graph.laplacian(W)"
+    )
+
+
+def check_laplacian(
+    laplacian,
+    n_samples: int,
+    *,
+    name: str = "laplacian",
+    rtol: float = 1e-8,
+    check_psd: bool = True,
+):
+    """Validate a graph Laplacian given by the user: square n×n, finite, symmetric, and
+    (``check_psd``) a Laplacian rather than a weight matrix, positive semi-definite.
+
+    Unnormalized, normalized and iterated (``power``) Laplacians with or without a ridge pass;
+    ``W`` instead of ``L``, ``W - D``, negative weights and a too-small diagonal are refused
+    with the likely cause (see :func:`_check_laplacian_signs`).
 
     Returns a CSR matrix of float64 (a dense input is converted).
     """
@@ -187,4 +310,6 @@ def check_laplacian(laplacian, n_samples: int, *, name: str = "laplacian", rtol:
     scale = abs(L).max() if L.nnz else 0.0
     if asym.nnz and asym.max() > rtol * max(scale, 1.0):
         raise ValueError(f"{name} is not symmetric (max |L - L.T| = {asym.max():.3g})")
+    if check_psd:
+        _check_laplacian_signs(L, name)
     return L
