@@ -1,4 +1,4 @@
-# `make run` and `make test` each create .venv when missing, install the project into it
+# `make run` and `make test` each create .venv when missing, install the project into it (from wheels)
 # (re-installing only when pyproject.toml changes), then run the main job / the test suite.
 PYTHON ?= python3
 VENV   := .venv
@@ -11,8 +11,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# --only-binary=:all:: every dependency (the `ann` extra's voyager included) comes from a wheel,
+# so no C++ compiler is ever needed; only semiscale itself (pure Python) is built here.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[dev,ann,plot]"
+	$(BIN)/python -m pip install --quiet --only-binary=:all: -e ".[dev,ann,plot]"
 	touch $(STAMP)
 
 run: $(STAMP)

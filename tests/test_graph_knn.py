@@ -12,6 +12,11 @@ from semiscale.datasets import load_dataset
 from semiscale.graph import LowRecallWarning, _brute, _hnsw, knn
 from semiscale.graph.knn import kneighbors, resolve_method, resolve_n_jobs, search
 
+#: Tests of the approximate search need the ``ann`` extra (voyager); CI installs it (``make test``).
+needs_ann = pytest.mark.skipif(
+    not _hnsw.ann_available(), reason="voyager not installed: pip install semiscale[ann]"
+)
+
 
 def _load(name, n_features, n_rows=None):
     """A shipped (embedded) dataset as CSR, as the LIBSVM file stores it."""
@@ -190,6 +195,7 @@ def recall(X, ind, exact_dist):
     return (d <= exact_dist[:, -1:] * (1 + 1e-6) + 1e-12).mean()
 
 
+@needs_ann
 def test_approximate_recall_usps(usps):
     exact_dist, _ = kneighbors(usps, 10, method="exact")
     dist, ind = kneighbors(usps, 10, method="approximate", random_state=0)
@@ -198,6 +204,7 @@ def test_approximate_recall_usps(usps):
     assert recall(usps, ind, exact_dist) >= 0.95
 
 
+@needs_ann
 def test_approximate_recall_two_moons_200k():
     X = two_moons(200_000)
     exact_dist, _ = kneighbors(X, 10, method="exact")  # cKDTree
@@ -205,6 +212,7 @@ def test_approximate_recall_two_moons_200k():
     assert recall(X, ind, exact_dist) >= 0.95
 
 
+@needs_ann
 def test_resolve_method_thresholds(monkeypatch):
     big = int(np.sqrt(knn.AUTO_BRUTE_MAX_WORK / 140)) + 1  # d = 100
     assert resolve_method("auto", 10**6, 2) == "kdtree"
@@ -215,7 +223,14 @@ def test_resolve_method_thresholds(monkeypatch):
     assert resolve_method("auto", 32561, 123) == "hnsw"  # a9a
     assert resolve_method("exact", big, 100) == "brute"
     assert resolve_method("approximate", 50, 2) == "hnsw"
-    monkeypatch.setattr(knn, "_ann_available", lambda: False)
+    if _hnsw.ann_available("hnswlib"):  # optional, source only: absent from `make test`
+        assert resolve_method("approximate", 50, 2, "hnswlib") == "hnsw"
+    else:
+        with pytest.raises(ImportError, match="hnswlib"):
+            resolve_method("approximate", 50, 2, "hnswlib")
+    with pytest.raises(ValueError, match="ann_library"):
+        resolve_method("approximate", 50, 2, "annoy")
+    monkeypatch.setattr(knn, "_ann_available", lambda library=None: False)
     assert resolve_method("auto", big, 100) == "brute"
     with pytest.raises(ImportError, match=r"pip install semiscale\[ann\]"):
         resolve_method("approximate", big, 100)
@@ -223,6 +238,19 @@ def test_resolve_method_thresholds(monkeypatch):
         resolve_method("fast", 10, 2)
 
 
+def test_without_the_ann_library_auto_is_exact_and_approximate_says_how_to_install(monkeypatch):
+    monkeypatch.setattr(knn, "_ann_available", lambda library=None: False)
+    X = np.random.default_rng(0).standard_normal((300, 20))
+    monkeypatch.setattr(knn, "AUTO_BRUTE_MAX_WORK", 0.0)
+    _, _, info = search(X, 5, method="auto")
+    assert info["backend"] == "brute" and info["ann_library"] is None
+    with pytest.raises(ImportError, match=r"voyager: pip install semiscale\[ann\]"):
+        search(X, 5, method="approximate")
+    with pytest.raises(ImportError, match=r"C\+\+ compiler"):
+        search(X, 5, method="approximate", ann_library="hnswlib")
+
+
+@needs_ann
 def test_low_recall_warns_or_falls_back(monkeypatch):
     X = np.random.default_rng(0).standard_normal((600, 20))
     exact = kneighbors(X, 5, method="exact")
@@ -230,12 +258,14 @@ def test_low_recall_warns_or_falls_back(monkeypatch):
     with pytest.warns(LowRecallWarning, match="estimated recall"):
         _, _, info = search(X, 5, method="approximate")
     assert info["backend"] == "hnsw" and 0.9 < info["recall"] <= 1
+    assert info["ann_library"] == "voyager"
     monkeypatch.setattr(knn, "AUTO_BRUTE_MAX_WORK", 0.0)  # auto goes approximate
     dist, ind, info = search(X, 5, method="auto")
     assert info["backend"] == "brute" and info["fallback"] and info["pilot_recall"] is None
     np.testing.assert_array_equal(ind, exact[1])
 
 
+@needs_ann
 def test_hnsw_fails_on_tied_binary_data_and_auto_recovers(monkeypatch):
     X = _load("w8a", 300, 5000)  # binary, 9 % all-zero rows: HNSW recall@8 about 0.45
     with pytest.warns(LowRecallWarning):
@@ -265,7 +295,7 @@ def test_resolve_n_jobs():
             resolve_n_jobs(bad)
 
 
-@pytest.mark.parametrize("method", ["exact", "approximate"])
+@pytest.mark.parametrize("method", ["exact", pytest.param("approximate", marks=needs_ann)])
 @pytest.mark.parametrize("d", [2, 20])
 def test_duplicates_are_neighbours_but_self_is_not(method, d):
     rng = np.random.default_rng(0)

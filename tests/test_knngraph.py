@@ -151,7 +151,7 @@ def test_clone_get_set_params(capsys):
     assert params["n_neighbors"] == 5 and params["weights"] == "binary"
     assert set(params) == {
         "n_neighbors", "weights", "bandwidth", "symmetrize", "normalized", "power", "ridge",
-        "method", "memory_budget", "random_state", "n_jobs", "verbose",
+        "method", "ann_library", "memory_budget", "random_state", "n_jobs", "verbose",
     }  # fmt: skip
     c = clone(g).set_params(n_neighbors=3)
     assert c.n_neighbors == 3 and g.n_neighbors == 5

@@ -1,6 +1,7 @@
 """Graphs: kNN search (exact or approximate), edge weights, Laplacians, and :class:`KNNGraph`.
 
-The optional ANN library (hnswlib) is imported only when an approximate search runs.
+The optional ANN library (voyager; hnswlib as an option) is imported only when an approximate
+search runs.
 """
 
 from ._graph import DisconnectedGraphWarning, KNNGraph

@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._validation import check_X
+from ._hnsw import check_ann_library
 from .knn import METHODS, search
 from .laplacian import connected_components, degree, laplacian
 from .weights import SYMMETRIZE, WEIGHTS, knn_adjacency, resolve_bandwidth
@@ -53,6 +54,9 @@ class KNNGraph(BaseEstimator):
         Added to the diagonal of the Laplacian.
     method : {"auto", "exact", "approximate"}, default="auto"
         Neighbour search (see :mod:`semiscale.graph.knn`).
+    ann_library : {"voyager", "hnswlib"} or None, default=None
+        HNSW library of an approximate search; None = ``"voyager"`` (the ``ann`` extra, wheels
+        only).  ``"hnswlib"`` is an option for those who have it (it needs a C++ compiler).
     memory_budget : int, str or None, default=None
         Bytes for the search's temporaries (None = 25 % of available memory).
     random_state : int, RandomState or None, default=None
@@ -79,6 +83,8 @@ class KNNGraph(BaseEstimator):
     search_method_ : str
         Search that produced the graph: ``"kdtree"``, ``"brute"`` or ``"hnsw"`` (``"brute"`` also
         when ``method="auto"`` replaced a low-recall approximate search).
+    search_ann_library_ : str or None
+        HNSW library of the approximate search (None when none ran).
     search_recall_ : float or None
         Recall@k of the approximate search estimated on 256 points searched exactly (None when
         no approximate search ran).
@@ -99,6 +105,7 @@ class KNNGraph(BaseEstimator):
         power=1,
         ridge=0.0,
         method="auto",
+        ann_library=None,
         memory_budget=None,
         random_state=None,
         n_jobs=None,
@@ -112,6 +119,7 @@ class KNNGraph(BaseEstimator):
         self.power = power
         self.ridge = ridge
         self.method = method
+        self.ann_library = ann_library
         self.memory_budget = memory_budget
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -126,6 +134,7 @@ class KNNGraph(BaseEstimator):
             )
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        check_ann_library(self.ann_library)
         if isinstance(self.power, bool) or not isinstance(self.power, Integral) or self.power < 1:
             raise ValueError(f"power must be an integer >= 1, got {self.power!r}")
         if (
@@ -156,12 +165,14 @@ class KNNGraph(BaseEstimator):
             X,
             self.n_neighbors,
             method=self.method,
+            ann_library=self.ann_library,
             memory_budget=self.memory_budget,
             random_state=self.random_state,
             n_jobs=self.n_jobs,
         )
         t_search = time.perf_counter()
         self.search_method_ = info["backend"]
+        self.search_ann_library_ = info["ann_library"]
         self.search_recall_ = info["recall"]
         if self.weights == "heat":
             self.bandwidth_ = resolve_bandwidth(distances, self.bandwidth)

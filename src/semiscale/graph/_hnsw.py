@@ -1,7 +1,11 @@
-"""Approximate kNN with hnswlib (optional dependency, imported on first use).
+"""Approximate kNN with an HNSW index (optional dependency, imported on first use).
 
-Private to :mod:`semiscale.graph.knn`; the library and its parameters were chosen with
-the retired ``benchmarks/ann_choice.py`` (results in ``benchmarks/results/ann_choice/``).
+Private to :mod:`semiscale.graph.knn`.  Two HNSW libraries are supported (``ANN_LIBRARIES``):
+``"voyager"`` (Spotify's hnswlib descendant; wheels for Linux, macOS and Windows, installed by
+``pip install semiscale[ann]``) is the default, ``"hnswlib"`` (source only: needs a C++
+compiler) is kept as an option.  The choice was measured in ``benchmarks/results/ann_wheels/``
+(``python -m semiscale.bench.studies.ann_wheels``); the HNSW parameters come from the earlier
+study in ``benchmarks/results/ann_choice/``.
 """
 
 from __future__ import annotations
@@ -21,13 +25,37 @@ RECALL_SAMPLE = 256
 #: Points of the pilot search that ``method="auto"`` runs before a large approximate search.
 PILOT_SIZE = 4000
 
-ANN_HINT = "approximate search needs hnswlib: pip install semiscale[ann]"
+#: HNSW libraries that ``ann_library=`` accepts; the first is the default.
+ANN_LIBRARIES = ("voyager", "hnswlib")
+#: Library used when ``ann_library=None``.
+DEFAULT_ANN_LIBRARY = ANN_LIBRARIES[0]
+
+ANN_HINT = "approximate search needs voyager: pip install semiscale[ann]"
+_HINTS = {
+    "voyager": ANN_HINT,
+    "hnswlib": "ann_library='hnswlib' needs hnswlib (source only, needs a C++ compiler): "
+    "pip install semiscale[ann-hnswlib], or use the default ann_library='voyager'",
+}
 
 
-def ann_available() -> bool:
-    """Whether hnswlib can be imported."""
+def check_ann_library(library) -> str:
+    """``library`` (None = ``DEFAULT_ANN_LIBRARY``) validated against ``ANN_LIBRARIES``."""
+    if library is None:
+        return DEFAULT_ANN_LIBRARY
+    if library not in ANN_LIBRARIES:
+        raise ValueError(f"ann_library must be one of {ANN_LIBRARIES} or None, got {library!r}")
+    return library
+
+
+def ann_hint(library=None) -> str:
+    """How to install ``library`` (None = the default)."""
+    return _HINTS[check_ann_library(library)]
+
+
+def ann_available(library=None) -> bool:
+    """Whether ``library`` (None = the default, voyager) can be imported."""
     try:
-        import hnswlib  # noqa: F401
+        __import__(check_ann_library(library))
     except ImportError:
         return False
     return True
@@ -47,7 +75,9 @@ def estimate_recall(X, distances, *, random_state=None, memory_budget=None, n_jo
     return float((distances[rows] <= kth * (1 + 1e-9) + 1e-12).mean())
 
 
-def pilot_recall(X, k, *, random_state=None, memory_budget=None, n_jobs=1) -> float:
+def pilot_recall(
+    X, k, *, random_state=None, memory_budget=None, n_jobs=1, ann_library=None
+) -> float:
     """Estimated recall@k of HNSW on the kNN graph of ``PILOT_SIZE`` random points of ``X``.
 
     A cheap predictor of whether HNSW suits the data: massive ties and duplicates (binary
@@ -57,7 +87,9 @@ def pilot_recall(X, k, *, random_state=None, memory_budget=None, n_jobs=1) -> fl
     rows = np.sort(rng.choice(X.shape[0], size=min(X.shape[0], PILOT_SIZE), replace=False))
     pilot = X[rows]
     options = {"memory_budget": memory_budget, "n_jobs": n_jobs}
-    distances, _ = _kneighbors_hnsw(pilot, k, random_state=random_state, **options)
+    distances, _ = _kneighbors_hnsw(
+        pilot, k, random_state=random_state, ann_library=ann_library, **options
+    )
     return estimate_recall(pilot, distances, random_state=random_state, **options)
 
 
@@ -69,37 +101,70 @@ def _hnsw_seed(random_state) -> int:
     return int(check_random_state(random_state).randint(2**31 - 1))
 
 
-def _kneighbors_hnsw(X, k, *, memory_budget=None, n_jobs=1, random_state=None):
-    """Approximate search with an hnswlib HNSW index (float32, squared L2).
+def _index_voyager(Xf, n_jobs, seed):
+    """A voyager index of ``Xf`` and its query function ``(k, ef) -> indices``."""
+    from voyager import Index, Space, StorageDataType
+
+    n, d = Xf.shape
+    index = Index(
+        Space.Euclidean, num_dimensions=d, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION,
+        random_seed=seed, max_elements=n, storage_data_type=StorageDataType.Float32,
+    )  # fmt: skip
+    index.add_items(Xf, np.arange(n), num_threads=n_jobs)
+
+    def query(k, ef):
+        ind, _ = index.query(Xf, k=k, num_threads=n_jobs, query_ef=ef)
+        return ind
+
+    return query
+
+
+def _index_hnswlib(Xf, n_jobs, seed):
+    """An hnswlib index of ``Xf`` and its query function ``(k, ef) -> indices``."""
+    import hnswlib
+
+    n, d = Xf.shape
+    index = hnswlib.Index(space="l2", dim=d)
+    index.init_index(
+        max_elements=n, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION, random_seed=seed
+    )
+    index.add_items(Xf, np.arange(n), num_threads=n_jobs)
+
+    def query(k, ef):
+        index.set_ef(ef)
+        ind, _ = index.knn_query(Xf, k=k, num_threads=n_jobs)
+        return ind
+
+    return query
+
+
+_INDEXES = {"voyager": _index_voyager, "hnswlib": _index_hnswlib}
+
+
+def _kneighbors_hnsw(X, k, *, memory_budget=None, n_jobs=1, random_state=None, ann_library=None):
+    """Approximate search with an HNSW index of ``ann_library`` (float32, squared L2).
 
     Parameters (chosen in ``benchmarks/results/ann_choice/``): ``M = HNSW_M`` links per node,
     ``ef_construction = HNSW_EF_CONSTRUCTION``, query ``ef = max(HNSW_EF_SEARCH, 2(k+1))``;
     every point queries its ``k + 1`` nearest and drops itself by index.  Returned distances are
-    recomputed exactly in float64 for the pairs found.  If hnswlib cannot return ``k + 1``
+    recomputed exactly in float64 for the pairs found.  If the library cannot return ``k + 1``
     neighbours (a degenerate graph, e.g. almost all points identical), ``ef`` is raised once,
     then the search falls back to exact brute force.
     """
-    try:
-        import hnswlib
-    except ImportError as exc:  # pragma: no cover - resolve_method checks first
-        raise ImportError(ANN_HINT) from exc
-    n, d = X.shape
+    library = check_ann_library(ann_library)
+    if not ann_available(library):  # pragma: no cover - resolve_method checks first
+        raise ImportError(ann_hint(library))
+    n = X.shape[0]
     Xf = np.ascontiguousarray(_to_dense(X), dtype=np.float32)
-    index = hnswlib.Index(space="l2", dim=d)
-    index.init_index(
-        max_elements=n, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION,
-        random_seed=_hnsw_seed(random_state),
-    )  # fmt: skip
-    index.add_items(Xf, np.arange(n), num_threads=n_jobs)
+    query = _INDEXES[library](Xf, n_jobs, _hnsw_seed(random_state))
     ind = None
     for ef in (max(HNSW_EF_SEARCH, 2 * (k + 1)), max(256, 8 * (k + 1))):
-        index.set_ef(min(ef, n))
         try:
-            ind, _ = index.knn_query(Xf, k=k + 1, num_threads=n_jobs)
+            ind = query(k + 1, min(ef, n))
             break
         except RuntimeError:  # fewer than k + 1 results for some query
             continue
-    del index, Xf
+    del query, Xf
     if ind is None:  # pragma: no cover - degenerate inputs only
         return _kneighbors_brute(X, k, memory_budget=memory_budget, n_jobs=n_jobs)
     ind = ind.astype(np.intp, copy=False)

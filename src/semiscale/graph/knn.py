@@ -9,24 +9,29 @@ Search methods (``method=``) and the backend each resolves to:
 ================  =========================================================================
 ``"exact"``       ``"kdtree"`` (scipy ``cKDTree``) when ``d <= KDTREE_MAX_DIM``, otherwise
                   ``"brute"``: BLAS-blocked ``‖a‖² + ‖b‖² − 2 a·b`` under ``memory_budget``.
-``"approximate"`` ``"hnsw"``: an hnswlib HNSW index (``pip install semiscale[ann]``).
+``"approximate"`` ``"hnsw"``: an HNSW index of voyager (``pip install semiscale[ann]``,
+                  wheels only), or of hnswlib with ``ann_library="hnswlib"``.
 ``"auto"``        ``"kdtree"`` when ``d <= KDTREE_MAX_DIM``; otherwise ``"brute"`` when the
                   brute-force work ``n² (d + 40)`` is at most ``AUTO_BRUTE_MAX_WORK`` (about
-                  1 s on 2 cores) or hnswlib is missing, ``"hnsw"`` beyond.  An HNSW
+                  1 s on 2 cores) or the ANN library is missing, ``"hnsw"`` beyond.  An HNSW
                   result whose spot-checked recall is below ``AUTO_MIN_RECALL`` is redone by
                   brute force (see :func:`search`).
 ================  =========================================================================
 
-The library and thresholds come from the studies in ``benchmarks/results/ann_choice/`` and
-``benchmarks/results/graph/``.  On 2 cores: the k-d tree finds the 1M-point two-moons graph
+The library comes from ``benchmarks/results/ann_wheels/`` (issue 11: hnswlib publishes no wheels,
+so it needed a C++ compiler; voyager, an hnswlib descendant with wheels, finds the same graphs in
+1.3–1.6 times hnswlib's CPU time), the HNSW parameters and thresholds from
+``benchmarks/results/ann_choice/`` and ``benchmarks/results/graph/``.  On 2 cores: the k-d tree
+finds the 1M-point two-moons graph
 (k = 6) in about 2 s, far faster than HNSW in 2-D; brute force is exact and about as fast as HNSW
 for about a second of work (usps, 7,291 × 256: 0.7 s vs 0.3–0.4 s for HNSW); beyond, HNSW
 reaches recall ≥ 0.99 several times faster (a9a, 32,561 × 123: ~2 s vs ~5 s).  Brute force costs
 about ``n² (0.04 d + 1.5)`` ns on 2 cores (a GEMM of ``2d`` flops per pair plus the selection),
-hence the work measure ``n² (d + 40)``.  hnswlib beat faiss-cpu's ``IndexHNSWFlat`` (whose
-OpenMP threads spin on a busy machine) and pynndescent (30–45 s of numba compilation in every
-fresh process) at equal recall.  HNSW fails on data with massive ties and duplicates: on w8a
-(binary, 30 % duplicate rows) its recall@8 is about 0.3–0.5, hence the spot check.
+hence the work measure ``n² (d + 40)``.  hnswlib and voyager beat faiss-cpu's ``IndexHNSWFlat``
+(whose OpenMP threads spin on a busy machine) and pynndescent (45–75 s of numba compilation in
+every fresh process) at equal recall; usearch was close (see ``benchmarks/results/ann_wheels/``).
+HNSW fails on data with massive ties and duplicates: on w8a (binary, 30 % duplicate rows) its
+recall@8 is about 0.3–0.5, hence the spot check.
 """
 
 from __future__ import annotations
@@ -42,16 +47,19 @@ from .._parallel import resolve_n_jobs
 from .._validation import check_X
 from ._brute import _drop_self, _kneighbors_brute, _to_dense
 from ._hnsw import (
-    ANN_HINT,
+    ANN_LIBRARIES,
     PILOT_SIZE,
     RECALL_SAMPLE,
     _kneighbors_hnsw,
     ann_available,
+    ann_hint,
+    check_ann_library,
     estimate_recall,
     pilot_recall,
 )
 
 __all__ = [
+    "ANN_LIBRARIES",
     "AUTO_BRUTE_MAX_WORK",
     "AUTO_MIN_RECALL",
     "LowRecallWarning",
@@ -82,30 +90,33 @@ class LowRecallWarning(UserWarning):
     """
 
 
-def _ann_available() -> bool:
-    return ann_available()
+def _ann_available(library=None) -> bool:
+    return ann_available(library)
 
 
-def resolve_method(method: str, n_samples: int, n_features: int) -> str:
+def resolve_method(method: str, n_samples: int, n_features: int, ann_library=None) -> str:
     """Backend (``"kdtree"``, ``"brute"`` or ``"hnsw"``) that ``method`` uses for an n×d ``X``.
+
+    ``ann_library`` (one of ``ANN_LIBRARIES``; None = voyager) is the HNSW library.
 
     Raises
     ------
     ValueError
-        For an unknown ``method``.
+        For an unknown ``method`` or ``ann_library``.
     ImportError
-        For ``method="approximate"`` when hnswlib is not installed.
+        For ``method="approximate"`` when the ANN library is not installed.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    library = check_ann_library(ann_library)
     if method == "approximate":
-        if not _ann_available():
-            raise ImportError(ANN_HINT)
+        if not _ann_available(library):
+            raise ImportError(ann_hint(library))
         return "hnsw"
     if n_features <= KDTREE_MAX_DIM:
         return "kdtree"
     work = float(n_samples) ** 2 * (n_features + 40)
-    if method == "exact" or work <= AUTO_BRUTE_MAX_WORK or not _ann_available():
+    if method == "exact" or work <= AUTO_BRUTE_MAX_WORK or not _ann_available(library):
         return "brute"
     return "hnsw"
 
@@ -131,6 +142,7 @@ def kneighbors(
     memory_budget=None,
     random_state=None,
     n_jobs: int | None = None,
+    ann_library=None,
 ):
     """The ``n_neighbors`` nearest other points of every point of ``X``.
 
@@ -142,7 +154,7 @@ def kneighbors(
     n_neighbors : int
         ``k``, with ``1 <= k < n_samples``.
     method : {"auto", "exact", "approximate"}
-        See the module docstring.  ``"approximate"`` raises ImportError without hnswlib;
+        See the module docstring.  ``"approximate"`` raises ImportError without the ANN library;
         ``"auto"`` then falls back to exact search.  Approximate results are spot-checked
         against an exact search of 256 points (see :func:`search`).
     memory_budget : int, str or None
@@ -157,6 +169,10 @@ def kneighbors(
         tied neighbours were swapped; two 1-thread builds were identical.
     n_jobs : int or None
         Threads (``None``/``-1`` = all cores).
+    ann_library : {"voyager", "hnswlib"} or None
+        HNSW library of the approximate search; None = ``"voyager"`` (wheels on every platform,
+        the ``ann`` extra).  ``"hnswlib"`` (source only, needs a C++ compiler) gives the same
+        graphs at about the same speed (``benchmarks/results/ann_wheels/``).
 
     Returns
     -------
@@ -177,12 +193,20 @@ def kneighbors(
         memory_budget=memory_budget,
         random_state=random_state,
         n_jobs=n_jobs,
+        ann_library=ann_library,
     )
     return distances, indices
 
 
 def search(
-    X, n_neighbors: int, *, method="auto", memory_budget=None, random_state=None, n_jobs=None
+    X,
+    n_neighbors: int,
+    *,
+    method="auto",
+    memory_budget=None,
+    random_state=None,
+    n_jobs=None,
+    ann_library=None,
 ):
     """:func:`kneighbors` that also says how the search went.
 
@@ -207,12 +231,14 @@ def search(
         ``"backend"``: the search that produced the result (``"kdtree"``, ``"brute"`` or
         ``"hnsw"``); ``"recall"``: the estimated recall of the approximate search (None when
         none ran); ``"fallback"``: whether ``"auto"`` replaced a low-recall approximate result;
-        ``"pilot_recall"``: the recall of ``"auto"``'s pilot search (None when none ran).
+        ``"pilot_recall"``: the recall of ``"auto"``'s pilot search (None when none ran);
+        ``"ann_library"``: the HNSW library of the approximate search (None when none ran).
     """
     X = check_X(X)
     n, d = X.shape
     k = _check_n_neighbors(n_neighbors, n)
-    backend = resolve_method(method, n, d)
+    library = check_ann_library(ann_library)
+    backend = resolve_method(method, n, d, library)
     if backend == "hnsw" and sp.issparse(X):
         budget = parse_memory_budget(memory_budget)
         if 4 * n * d > budget // 2:
@@ -226,12 +252,25 @@ def search(
                 )
     workers = resolve_n_jobs(n_jobs)
     options = {"memory_budget": memory_budget, "n_jobs": workers}
-    info = {"backend": backend, "recall": None, "fallback": False, "pilot_recall": None}
+    info = {
+        "backend": backend,
+        "recall": None,
+        "fallback": False,
+        "pilot_recall": None,
+        "ann_library": library if backend == "hnsw" else None,
+    }
     if backend == "hnsw" and method == "auto" and n >= 2 * PILOT_SIZE:
-        info["pilot_recall"] = pilot_recall(X, k, random_state=random_state, **options)
+        info["pilot_recall"] = pilot_recall(
+            X, k, random_state=random_state, ann_library=library, **options
+        )
         if info["pilot_recall"] < AUTO_MIN_RECALL:
             backend = info["backend"] = "brute"
-    distances, indices = _BACKENDS[backend](X, k, random_state=random_state, **options)
+    if backend == "hnsw":
+        distances, indices = _kneighbors_hnsw(
+            X, k, random_state=random_state, ann_library=library, **options
+        )
+    else:
+        distances, indices = _BACKENDS[backend](X, k, random_state=random_state, **options)
     if backend == "hnsw":
         info["recall"] = estimate_recall(X, distances, random_state=random_state, **options)
         if info["recall"] < AUTO_MIN_RECALL:
