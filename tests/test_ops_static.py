@@ -48,6 +48,14 @@ ALLOWED = {
     ("_pairs.py", "_sq_dist_block", "gemm"): _KERNEL_BLOCK
     + "; also squared_distances, whose only library caller is the gamma='median' heuristic on "
     "at most MEDIAN_SAMPLE_SIZE = 1000 points",
+    ("_validation.py", "_min_rayleigh_quotient", "lapack"): (
+        "check_laplacian's PSD search: eigvalsh only below PSD_DENSE_MAX = 200 points, else "
+        "LOBPCG on 4 vectors for PSD_SEARCH_ITER = 40 steps (sparse matvecs, O(nnz(L))), run "
+        "only for non-diagonally-dominant Laplacians of at most PSD_SEARCH_MAX_N points"
+    ),
+    ("_validation.py", "_min_rayleigh_quotient", "gemm"): (
+        "one sparse Laplacian product L·V with 4 columns, O(nnz(L))"
+    ),
     ("graph/laplacian.py", "_matrix_power", "gemm"): (
         "sparse × sparse products of Laplacian powers (O(n·k^p) non-zeros), no dense GEMM"
     ),
