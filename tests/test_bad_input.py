@@ -137,3 +137,50 @@ def test_diagonal_smaller_than_degrees_is_refused():
     L = (sp.diags(0.3 * np.asarray(W.sum(axis=1)).ravel()) - W).tocsr()
     with pytest.raises(ValueError, match="not positive semi-definite.*row sums"):
         check_laplacian(L, W.shape[0])
+
+
+# ------------------------------------------------------------------ shift and overflow
+@pytest.mark.parametrize("offset", [1e4, 1e8, -3e7])
+def test_distances_are_shift_stable(offset):
+    from semiscale.kernels import RBF, squared_distances
+
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((300, 5)), rng.standard_normal((40, 5))
+    kernel = RBF(gamma=0.5)
+    for args in ((A,), (A, B)):
+        shifted = tuple(M + offset for M in args)
+        # the shifted inputs are themselves rounded (ulp(1e8) = 1.5e-8): errors of that order
+        # are the data's; the raw expansion was off by up to 1.0
+        np.testing.assert_allclose(kernel(*shifted), kernel(*args), rtol=0, atol=1e-6)
+        np.testing.assert_allclose(
+            squared_distances(*shifted), squared_distances(*args), rtol=0, atol=1e-5
+        )
+    # the median heuristic sees the same distances
+    resolved = RBF(gamma="median").resolve(A + offset, random_state=0).gamma
+    assert resolved == pytest.approx(RBF(gamma="median").resolve(A, random_state=0).gamma)
+
+
+def test_shifted_data_fits_the_same_model():
+    from semiscale.models import LapRLSClassifier
+
+    X, labels, _ = _moons_graph()
+    y = _ssl_labels(labels)
+    params = {"kernel__gamma": 2.0, "graph__n_neighbors": 10}
+    plain = LapRLSClassifier().set_params(**params).fit(X, y)
+    shifted = LapRLSClassifier().set_params(**params).fit(X + 1e8, y)
+    np.testing.assert_allclose(
+        shifted.decision_function(X + 1e8), plain.decision_function(X), atol=1e-5
+    )
+
+
+@pytest.mark.parametrize("scale", [1e200, -1e160])
+def test_overflowing_values_are_reported_as_overflow(scale):
+    from semiscale.kernels import RBF
+    from semiscale.models import LapRLSClassifier
+
+    X, labels, _ = _moons_graph()
+    with pytest.raises(ValueError, match=r"X has values too large.*rescale") as info:
+        LapRLSClassifier().fit(X * scale, _ssl_labels(labels))
+    assert "duplicated" not in str(info.value)
+    with pytest.raises(ValueError, match="too large"):
+        RBF(gamma=1.0)(X * scale)

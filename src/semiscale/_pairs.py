@@ -57,6 +57,30 @@ def _check_input(X, name: str):
     return X
 
 
+def _largest_magnitude(values) -> float:
+    """max |x| without a temporary (two reductions)."""
+    if values.size == 0:
+        return 0.0
+    return float(max(values.max(), -values.min()))
+
+
+def _check_magnitude(values, n_features: int, name: str) -> None:
+    """Refuse values whose squared distances overflow (``4·d·max|x|² > dtype max``).
+
+    Without this check the squared norms become inf, their differences NaN, and the error
+    surfaced far away (as "duplicated or constant points", or a crash in a graph search).
+    """
+    limit = np.sqrt(np.finfo(values.dtype).max / (4.0 * max(int(n_features), 1)))
+    largest = _largest_magnitude(values)
+    if largest > limit:
+        raise ValueError(
+            f"{name} has values too large (max |x| = {largest:.3g}) for squared distances in "
+            f"{np.dtype(values.dtype).name} (they overflow above about {limit:.3g} with "
+            f"{n_features} features); rescale the data, e.g. with "
+            "sklearn.preprocessing.StandardScaler or X / abs(X).max()"
+        )
+
+
 def result_dtype(A, B=None) -> np.dtype:
     """Output dtype of a kernel: float32 only when both inputs are float32, else float64."""
     both32 = getattr(A, "dtype", None) == np.float32 and (
@@ -89,6 +113,8 @@ class _Pair:
         self.dtype = result_dtype(self.A, self.B)
         self.it = self.dtype.itemsize
         self.n_features = self.A.shape[1]
+        #: Common shift of both operands for squared distances (set by :func:`_sq_setup`).
+        self.shift = None
 
     def a_row_bytes(self) -> int:
         """Bytes of one row of A as a cast / contiguous / sparse-sliced copy."""
@@ -124,7 +150,10 @@ class _Pair:
         return ("ds", B) if sp.issparse(B) else ("dd", B)
 
     def rows(self, rows: slice):
-        """``A[rows]`` in the result dtype (a view for dense A of that dtype)."""
+        """``A[rows]`` in the result dtype (a view for dense A of that dtype), less ``shift``
+        when squared distances are computed on shifted operands (see :func:`_sq_setup`)."""
+        if self.shift is not None:
+            return self.A[rows] - self.shift
         return _cast(self.A[rows], self.dtype)
 
     def dot(self, A_blk, plan) -> np.ndarray:
@@ -145,8 +174,46 @@ class _Pair:
             D[i - rows.start, i] = 0.0
 
 
+#: Squared distances are computed on operands shifted by B's column mean when
+#: ``‖mean‖² > SHIFT_RATIO · (mean squared distance to the mean)``: there the expansion
+#: ``‖a‖² + ‖b‖² − 2ab`` would lose about ``log10(ratio)`` digits to cancellation (X + 1e8
+#: lost them all).  Below it the results are bitwise those of the raw expansion.
+SHIFT_RATIO = 100.0
+
+
+def _reference_shift(pair: _Pair):
+    """B's column mean when the data sit far from the origin relative to their spread, else None.
+
+    Dense operands only (subtracting a dense mean would densify sparse ones).
+    """
+    if sp.issparse(pair.A) or sp.issparse(pair.B) or pair.B.shape[0] == 0:
+        return None
+    mean = pair.B.mean(axis=0, dtype=np.float64)
+    mean_sq = float(np.square(mean).sum())
+    if mean_sq == 0.0:
+        return None
+    spread = float(row_norms(pair.B, squared=True).mean(dtype=np.float64)) - mean_sq
+    if mean_sq <= SHIFT_RATIO * max(spread, 0.0):
+        return None
+    return mean.astype(pair.dtype)
+
+
 def _sq_setup(pair: _Pair):
-    """B-side state of squared distances: the product plan and ‖b_j‖²."""
+    """B-side state of squared distances: the product plan and ‖b_j‖².
+
+    When :func:`_reference_shift` asks for it, the pair is switched to shifted operands first:
+    ``pair.shift`` is set (so :meth:`_Pair.rows` returns ``A[rows] − shift``) and the plan and
+    norms are those of ``B − shift``.  Distances are unchanged by a common shift; only the
+    kernels built on distances (RBF, :func:`squared_distances`) call this.  Operands whose
+    squared distances would overflow are refused here (:func:`_check_magnitude`).
+    """
+    for name, X in (("A", pair.A), ("B", pair.B)):
+        _check_magnitude(X.data if sp.issparse(X) else X, pair.n_features, name)
+    shift = _reference_shift(pair)
+    if shift is not None:
+        pair.shift = shift
+        B = _cast(pair.B, pair.dtype) - shift
+        return ("dd", B), _sq_norms(B)
     return pair.dot_setup(), _sq_norms(_cast(pair.B, pair.dtype))
 
 

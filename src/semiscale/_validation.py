@@ -12,6 +12,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
+from ._pairs import _check_magnitude
+
 __all__ = [
     "ClassificationTargets",
     "check_laplacian",
@@ -25,7 +27,8 @@ FLOAT_DTYPES = (np.float64, np.float32)
 
 
 def check_X(X, *, accept_sparse=("csr", "csc", "coo"), name: str = "X", min_samples: int = 1):
-    """Validate a feature matrix: 2-D, numeric, finite, float32/float64 (sparse allowed).
+    """Validate a feature matrix: 2-D, numeric, finite, float32/float64 (sparse allowed), with
+    values small enough that squared distances do not overflow.
 
     Returns a C-contiguous ndarray or a CSR matrix.
     """
@@ -38,6 +41,7 @@ def check_X(X, *, accept_sparse=("csr", "csc", "coo"), name: str = "X", min_samp
     )
     if sp.issparse(X):
         X = X.tocsr()
+    _check_magnitude(X.data if sp.issparse(X) else X, X.shape[1], name)
     return X
 
 
