@@ -80,8 +80,19 @@ def _cmd_graph(args):
     return 0
 
 
+#: Fewest two-moons training points the demo accepts: one label per class and an 8-neighbour
+#: graph need more than 8 points.
+DEMO_MIN_TRAIN = 10
+
+
 def _cmd_demo(args):
     from .bench.demo import run_demo, run_real_demo
+
+    if args.n_train < DEMO_MIN_TRAIN:
+        raise ValueError(
+            f"--n-train must be at least {DEMO_MIN_TRAIN} (two moons with one label per class and "
+            f"an 8-neighbour graph), got {args.n_train}; the default is 2000"
+        )
 
     result = run_demo(n_train=args.n_train, random_state=args.seed, plot_path=args.plot or None)
     print(
@@ -174,8 +185,13 @@ COMMANDS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="semiscale", description="Scalable graph-based semi-supervised learning."
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"semiscale {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -184,21 +200,40 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("graph", help="build a kNN graph on a dataset and report cost and shape")
     p.add_argument("dataset", help="dataset name (see `semiscale datasets`)")
-    p.add_argument("--split", default="train")
-    p.add_argument("-k", "--n-neighbors", type=int, default=8)
-    p.add_argument("--weights", choices=["heat", "binary"], default="heat")
-    p.add_argument("--method", choices=["auto", "exact", "approximate"], default="auto")
-    p.add_argument("--normalized", action="store_true")
+    p.add_argument("--split", default="train", help="dataset split (default: train)")
+    p.add_argument(
+        "-k", "--n-neighbors", type=int, default=8, help="neighbours per point (default: 8)"
+    )
+    p.add_argument(
+        "--weights",
+        choices=["heat", "binary"],
+        default="heat",
+        help="edge weights: heat kernel exp(-d²/2t²) or 1 (default: heat)",
+    )
+    p.add_argument(
+        "--method",
+        choices=["auto", "exact", "approximate"],
+        default="auto",
+        help="neighbour search: exact (brute force), approximate (ANN index) or auto by size",
+    )
+    p.add_argument(
+        "--normalized", action="store_true", help="report the normalized Laplacian's graph"
+    )
     p.add_argument("--max-samples", type=int, default=None, help="use only the first rows")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     p = sub.add_parser(
         "demo",
         help="LapRLS vs RLS on two moons (one label per class), then Nyström-PCG vs RLS vs "
         "exact LapRLS on a real dataset",
     )
-    p.add_argument("--n-train", type=int, default=2000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--n-train",
+        type=int,
+        default=2000,
+        help=f"two-moons training points (at least {DEMO_MIN_TRAIN}; default: 2000)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed of data and labels")
     p.add_argument("--plot", default="demo_output/two_moons.png", help="PNG path ('' for none)")
     p.add_argument("--dataset", default="a9a", help="shipped real dataset for the second part")
     p.add_argument("--skip-real", action="store_true", help="run only the two-moons part")
@@ -224,13 +259,50 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_data_dir() -> None:
+    """``$SEMISCALE_DATA``, when set, must name a directory (it is created when missing)."""
+    import os
+
+    path = os.environ.get("SEMISCALE_DATA")
+    if path and os.path.exists(path) and not os.path.isdir(path):
+        raise NotADirectoryError(
+            f"SEMISCALE_DATA={path} is a file, not a directory: point SEMISCALE_DATA at a folder "
+            "for the datasets (it is created when missing) or unset it to use ~/.semiscale"
+        )
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line (multi-line messages joined with '; ')."""
+    parts = [" ".join(line.split()) for line in str(exc).splitlines()]
+    text = "; ".join(p for p in parts if p) or type(exc).__name__
+    return text.replace(":;", ":")
+
+
+def _download_hint(exc: OSError) -> str:
+    from .datasets.fetch import DownloadError
+
+    if isinstance(exc, DownloadError) and "SEMISCALE_DATA" not in str(exc):
+        return " (check the network, or put the file in the directory named by $SEMISCALE_DATA)"
+    return ""
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        _check_data_dir()
         return COMMANDS[args.command](args)
-    except (ValueError, FileNotFoundError, ImportError) as exc:
-        print(f"semiscale {args.command}: error: {exc}", file=sys.stderr)
+    except OSError as exc:  # downloads, the data directory, missing files
+        print(
+            f"semiscale {args.command}: error: {_one_line(exc)}{_download_hint(exc)}",
+            file=sys.stderr,
+        )
         return 2
+    except (ValueError, ImportError) as exc:
+        print(f"semiscale {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"semiscale {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover
