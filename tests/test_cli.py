@@ -121,3 +121,13 @@ def test_every_option_has_help():
             if not action.help and not isinstance(action, argparse._HelpAction):
                 missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
     assert not missing, f"options without help: {missing}"
+
+
+def test_license_file_matches_the_package_metadata():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "LICENSE").read_text()
+    assert "BSD 3-Clause License" in text
+    assert "Copyright (c) 2026, the semiscale developers" in text
+    assert "BSD-3-Clause" in (root / "pyproject.toml").read_text()
