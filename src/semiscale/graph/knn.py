@@ -22,14 +22,15 @@ The library comes from ``benchmarks/results/ann_wheels/`` (issue 11: hnswlib pub
 so it needed a C++ compiler; voyager, an hnswlib descendant with wheels, finds the same graphs in
 1.3–1.6 times hnswlib's CPU time), the HNSW parameters and thresholds from
 ``benchmarks/results/ann_choice/`` and ``benchmarks/results/graph/``.  On 2 cores: the k-d tree
-finds the 1M-point two-moons graph
-(k = 6) in about 2 s, far faster than HNSW in 2-D; brute force is exact and about as fast as HNSW
-for about a second of work (usps, 7,291 × 256: 0.7 s vs 0.3–0.4 s for HNSW); beyond, HNSW
+finds the 1M-point two-moons graph (k = 6) in about 2 s, far faster than HNSW in 2-D (k = 10:
+4 s against 44–95 s of CPU time for the HNSW libraries); brute force is exact and about as fast as
+HNSW for about a second of work (usps, 7,291 × 256: 0.7 s vs 0.3–0.4 s for HNSW); beyond, HNSW
 reaches recall ≥ 0.99 several times faster (a9a, 32,561 × 123: ~2 s vs ~5 s).  Brute force costs
 about ``n² (0.04 d + 1.5)`` ns on 2 cores (a GEMM of ``2d`` flops per pair plus the selection),
-hence the work measure ``n² (d + 40)``.  hnswlib and voyager beat faiss-cpu's ``IndexHNSWFlat``
-(whose OpenMP threads spin on a busy machine) and pynndescent (45–75 s of numba compilation in
-every fresh process) at equal recall; usearch was close (see ``benchmarks/results/ann_wheels/``).
+hence the work measure ``n² (d + 40)``.  Voyager found the graphs of hnswlib; faiss-cpu's
+``IndexHNSWFlat`` (about voyager's CPU time; its OpenMP threads spin on a busy machine) and usearch
+(more CPU) reached 0.001–0.002 lower recall; pynndescent needs 45–75 s of numba compilation in
+every fresh process (see ``benchmarks/results/ann_wheels/``).
 HNSW fails on data with massive ties and duplicates: on w8a (binary, 30 % duplicate rows) its
 recall@8 is about 0.3–0.5, hence the spot check.
 """
