@@ -184,3 +184,30 @@ def test_overflowing_values_are_reported_as_overflow(scale):
     assert "duplicated" not in str(info.value)
     with pytest.raises(ValueError, match="too large"):
         RBF(gamma=1.0)(X * scale)
+
+
+# ------------------------------------------------------------------ label pitfalls
+def test_string_marker_among_mixed_labels_is_refused():
+    from semiscale._validation import check_classification_targets
+
+    y = [0, 1, "-1", -1, -1]  # numpy turns every entry into a string: "-1" would be a class
+    with pytest.raises(ValueError, match=r"mixes numbers and strings.*'-1'"):
+        check_classification_targets(y, 5)
+    # strings throughout, with a string marker, are fine
+    targets = check_classification_targets(["a", "b", "?", "?"], 4, unlabeled="?")
+    assert list(targets.classes) == ["a", "b"]
+
+
+def test_fully_labeled_plus_minus_one_gets_the_marker_hint():
+    from semiscale._validation import check_classification_targets
+
+    y = np.array([-1, 1, 1, -1, 1])
+    with pytest.raises(ValueError, match=r"only one class.*-1 marks unlabeled.*unlabeled="):
+        check_classification_targets(y, 5)
+
+
+def test_unlabeled_none_means_every_point_is_labeled():
+    from semiscale._validation import check_classification_targets
+
+    targets = check_classification_targets(np.array([-1, 1, 1, -1]), 4, unlabeled=None)
+    assert list(targets.classes) == [-1, 1] and targets.n_labeled == 4

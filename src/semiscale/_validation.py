@@ -78,6 +78,25 @@ def _unlabeled_mask(y: np.ndarray, unlabeled) -> np.ndarray:
     return y == unlabeled
 
 
+def _check_not_mixed(y, unlabeled) -> None:
+    """Refuse a list that mixes numbers and strings (numpy would make every label a string)."""
+    if isinstance(y, np.ndarray) and y.dtype != object:
+        return
+    try:
+        values = np.asarray(y, dtype=object).ravel().tolist()
+    except ValueError:  # ragged: the shape check after this reports it
+        return
+    if len({isinstance(v, str) for v in values}) == 2:
+        marker = ""
+        if str(unlabeled) in {v for v in values if isinstance(v, str)}:
+            marker = f" -- the marker {str(unlabeled)!r} as a string would become a class"
+        raise ValueError(
+            f"y mixes numbers and strings{marker}; give labels of one type (all numbers, with "
+            f"unlabeled={unlabeled!r} marking unlabeled points, or all strings with a string "
+            "marker such as unlabeled='-1')"
+        )
+
+
 def check_classification_targets(y, n_samples: int, *, unlabeled=-1) -> ClassificationTargets:
     """Validate class labels where ``y == unlabeled`` marks unlabeled points.
 
@@ -87,6 +106,7 @@ def check_classification_targets(y, n_samples: int, *, unlabeled=-1) -> Classifi
         Wrong length or dimension, NaN labels (unless NaN is the marker), no labeled point, or
         fewer than two classes among the labeled points.
     """
+    _check_not_mixed(y, unlabeled)
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
@@ -110,9 +130,16 @@ def check_classification_targets(y, n_samples: int, *, unlabeled=-1) -> Classifi
         )
     classes, codes_labeled = np.unique(y[labeled], return_inverse=True)
     if classes.shape[0] < 2:
+        hint = ""
+        if mask_unlabeled.any():
+            hint = (
+                f"; note that {unlabeled!r} marks unlabeled points ({int(mask_unlabeled.sum())} "
+                f"here). If {unlabeled!r} is a class, pass another marker to the estimator, e.g. "
+                "unlabeled=None when every point is labeled"
+            )
         raise ValueError(
             f"the labeled points contain only one class ({classes[0]!r}); a classifier needs at "
-            "least two classes among the labeled points"
+            f"least two classes among the labeled points{hint}"
         )
     codes = np.full(n_samples, -1, dtype=np.intp)
     codes[labeled] = codes_labeled
