@@ -193,9 +193,12 @@ def test_string_marker_among_mixed_labels_is_refused():
     y = [0, 1, "-1", -1, -1]  # numpy turns every entry into a string: "-1" would be a class
     with pytest.raises(ValueError, match=r"mixes numbers and strings.*'-1'"):
         check_classification_targets(y, 5)
-    # strings throughout, with a string marker, are fine
+    # strings throughout, with a string marker, are fine; so are numbers with a string marker
     targets = check_classification_targets(["a", "b", "?", "?"], 4, unlabeled="?")
     assert list(targets.classes) == ["a", "b"]
+    y = np.array([0, 1, "unlabeled", "unlabeled"], dtype=object)
+    targets = check_classification_targets(y, 4, unlabeled="unlabeled")
+    assert list(targets.classes) == [0, 1] and targets.n_labeled == 2
 
 
 def test_fully_labeled_plus_minus_one_gets_the_marker_hint():

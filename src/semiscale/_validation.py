@@ -78,6 +78,13 @@ def _unlabeled_mask(y: np.ndarray, unlabeled) -> np.ndarray:
     return y == unlabeled
 
 
+def _equals(value, marker) -> bool:
+    try:
+        return bool(value == marker)
+    except (TypeError, ValueError):
+        return False
+
+
 def _check_not_mixed(y, unlabeled) -> None:
     """Refuse a list that mixes numbers and strings (numpy would make every label a string)."""
     if isinstance(y, np.ndarray) and y.dtype != object:
@@ -86,7 +93,9 @@ def _check_not_mixed(y, unlabeled) -> None:
         values = np.asarray(y, dtype=object).ravel().tolist()
     except ValueError:  # ragged: the shape check after this reports it
         return
-    if len({isinstance(v, str) for v in values}) == 2:
+    # the marker may be of another type than the labels (numbers marked with 'unlabeled')
+    labeled_values = [v for v in values if unlabeled is None or not _equals(v, unlabeled)]
+    if len({isinstance(v, str) for v in labeled_values}) == 2:
         marker = ""
         if str(unlabeled) in {v for v in values if isinstance(v, str)}:
             marker = f" -- the marker {str(unlabeled)!r} as a string would become a class"
