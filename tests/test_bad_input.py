@@ -214,3 +214,16 @@ def test_unlabeled_none_means_every_point_is_labeled():
 
     targets = check_classification_targets(np.array([-1, 1, 1, -1]), 4, unlabeled=None)
     assert list(targets.classes) == [-1, 1] and targets.n_labeled == 4
+
+
+def test_nystrom_budget_refusal_names_the_given_budget():
+    # Two call sites passed max(budget - reserved, 1): the refusal said "memory_budget=1 B".
+    from semiscale.models import NystromLapRLSRegressor
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(5000, 5))
+    y = np.full(5000, np.nan)
+    y[:100] = X[:100, 0]
+    model = NystromLapRLSRegressor(n_centers=2000, memory_budget="80MB", random_state=0)
+    with pytest.raises(MemoryBudgetError, match=r"memory_budget=80\.0 MiB .*fixed buffers"):
+        model.fit(X, y)

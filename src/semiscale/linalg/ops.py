@@ -45,7 +45,7 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 
-from .._memory import block_rows, parse_memory_budget, row_slices
+from .._memory import block_rows, row_slices
 from .._parallel import blas_threads, resolve_n_jobs
 from . import streaming
 
@@ -63,7 +63,7 @@ class ArrayOps:
     name = "numpy"
 
     # ------------------------------------------------------------------ memory and threads
-    def block_rows(self, n_rows, bytes_per_row, memory_budget=None, *, what="block"):
+    def block_rows(self, n_rows, bytes_per_row, memory_budget=None, *, what="block", reserved=0):
         """Rows of a block whose temporaries (``bytes_per_row`` each) fit in ``memory_budget``.
 
         For blocked loops that are not one of the fused operations below (e.g. the Jacobi
@@ -74,11 +74,11 @@ class ArrayOps:
         MemoryBudgetError
             When not one row fits.
         """
-        return block_rows(n_rows, bytes_per_row, memory_budget, what=what)
+        return block_rows(n_rows, bytes_per_row, memory_budget, what=what, reserved=reserved)
 
-    def row_blocks(self, n_rows, bytes_per_row, memory_budget=None, *, what="block"):
+    def row_blocks(self, n_rows, bytes_per_row, memory_budget=None, *, what="block", reserved=0):
         """The slices of ``range(n_rows)`` in blocks of :meth:`block_rows` rows."""
-        rows = self.block_rows(n_rows, bytes_per_row, memory_budget, what=what)
+        rows = self.block_rows(n_rows, bytes_per_row, memory_budget, what=what, reserved=reserved)
         return list(row_slices(n_rows, rows))
 
     def blas_threads(self, limit):
@@ -452,9 +452,8 @@ class ArrayOps:
         width is what fits in ``memory_budget`` after ``H`` itself.  The work of ``matmat`` goes
         through this layer on its own (its products are layer calls).
         """
-        budget = parse_memory_budget(memory_budget)
         step = self.block_rows(
-            size, column_bytes, max(budget - size * size * 8, 1), what="dense Hessian"
+            size, column_bytes, memory_budget, what="dense Hessian", reserved=size * size * 8
         )
         H = np.empty((size, size))
         for start in range(0, size, step):

@@ -473,9 +473,10 @@ def _chunks(n_items, rows_per_item, system):
     """
     s = system.n_centers
     per_item = int(math.ceil(rows_per_item)) * 3 * s * 8
-    budget = max(system.memory_budget - 3 * s * s * 8, 1)
-    what = "sampled-Hessian preconditioner chunk"
-    return get_ops().row_blocks(n_items, per_item, budget, what=what)
+    what = "sampled-Hessian preconditioner chunk (after K_ss, T and G: 3·s² floats)"
+    return get_ops().row_blocks(
+        n_items, per_item, system.memory_budget, what=what, reserved=3 * s * s * 8
+    )
 
 
 def jacobi_preconditioner(system):
