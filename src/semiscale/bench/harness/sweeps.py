@@ -130,6 +130,7 @@ def _none(values):
 def render_sweeps(protocol, store, out, metric: str) -> list[str]:
     """One PNG per sweep and ``sweeps.md`` with their means, from the records (none: [])."""
     lines, paths = [f"# {protocol.paper}: sweeps (ours), {metric} mean over repeats", ""], []
+    rendered = False
     for sweep in protocol.sweeps:
         values = list(sweep.values)
         panels = {}
@@ -140,9 +141,18 @@ def render_sweeps(protocol, store, out, metric: str) -> list[str]:
                 panels[name] = {"title": title, "curves": sweep_curves(recs, values, metric)}
         if not panels:
             continue
+        rendered = True
         xlabel = f"{sweep.vary} proportion (% of n_train)"
         title = f"{protocol.paper} {sweep.name} (ours): {sweep.title}"
-        paths.append(_plot(panels, values, f"{out}/{sweep.name}.png", xlabel, title, metric))
+        picture = _plot(panels, values, f"{out}/{sweep.name}.png", xlabel, title, metric)
+        if picture is None:
+            lines += [
+                f"({sweep.name}.png not drawn: matplotlib is not installed; pip install "
+                "semiscale[plot])",
+                "",
+            ]
+        else:
+            paths.append(picture)
         cols = ["dataset", "method"] + [f"{100 * v:g} %" for v in values]
         rows = [
             [name, meth] + [fmt(v) for v in curve["mean"]]
@@ -150,11 +160,15 @@ def render_sweeps(protocol, store, out, metric: str) -> list[str]:
             for meth, curve in panel["curves"].items()
         ]
         lines += [f"## {sweep.name}: {sweep.title}", ""] + md_table(cols, rows) + [""]
-    return paths + [write_text(out, "sweeps.md", lines)] if paths else []
+    return paths + [write_text(out, "sweeps.md", lines)] if rendered else []
 
 
-def _plot(panels, values, path, xlabel, title, ylabel) -> str:
-    import matplotlib
+def _plot(panels, values, path, xlabel, title, ylabel) -> str | None:
+    """Draw one figure; None when matplotlib (the ``plot`` extra) is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
