@@ -62,7 +62,6 @@ ALLOWED = {
     ("solvers/manifold.py", "_solve_with_intercept", "gemm"): (
         "vector dot products and one Laplacian matvec for the bias: O(n·r)"
     ),
-    ("solvers/manifold.py", "_rkhs_products", "gemm"): "scalar products aᵀ(Ka) of vectors",
     ("solvers/manifold.py", "_bias_row_weights", "gemm"): (
         "one sparse Laplacian matvec L·1 for the bias's row weights: O(nnz(L))"
     ),

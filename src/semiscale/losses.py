@@ -22,6 +22,8 @@ Classification losses take targets ``y ∈ {−1, +1}``; regression losses take 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
 __all__ = [
@@ -35,7 +37,7 @@ __all__ = [
 ]
 
 
-class Loss:
+class Loss(ABC):
     """Base class: a piecewise-quadratic loss ``ℓ(y, f)`` with one curvature.
 
     Subclasses implement :meth:`value`, :meth:`derivative` and :meth:`active`; the generalized
@@ -50,21 +52,21 @@ class Loss:
     task: str = "regression"
     name: str = ""
 
+    @abstractmethod
     def value(self, y, f):
         """ℓ(y, f), elementwise."""
-        raise NotImplementedError
 
+    @abstractmethod
     def derivative(self, y, f):
         """∂ℓ/∂f, elementwise."""
-        raise NotImplementedError
 
+    @abstractmethod
     def active(self, y, f, tol=0.0):
         """Boolean mask of the points where ∂²ℓ/∂f² = ``curvature``.
 
         ``tol`` widens the quadratic zones by that much (Newton counts a point sitting on a zone
         boundary, up to round-off, as active).
         """
-        raise NotImplementedError
 
     def second_derivative(self, y, f):
         """Generalized ∂²ℓ/∂f², elementwise (``curvature`` or 0)."""

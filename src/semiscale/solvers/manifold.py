@@ -132,13 +132,6 @@ def _solve_once(qp, solve_quadratic, fit_intercept, kernel_matmul):
     return solution
 
 
-def _rkhs_products(kernel, X_fit, a, d, memory_budget, kernel_matmul):
-    """``aᵀKa, aᵀKd, dᵀKd`` over the expansion points (K = k(X_fit, X_fit))."""
-    Kd = kernel_matmul(kernel, X_fit, None, d, memory_budget)
-    Ka = kernel_matmul(kernel, X_fit, None, a, memory_budget)
-    return float(a @ Ka), float(a @ Kd), float(d @ Kd)
-
-
 def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, column):
     """Primal Newton for one target column; returns (Solution, n_newton, history)."""
     n = y.shape[0]
@@ -157,6 +150,7 @@ def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, co
     alpha = None
     X_fit = None
     alpha_norm2 = 0.0  # αᵀ K_ss α
+    K_alpha = None
     objective = objective_terms(f, alpha_norm2)
     history = [objective]
     total_inner = 0
@@ -218,10 +212,12 @@ def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, co
         X_fit = step.X_fit
         # Exact line search on φ(t) = objective(f + t Δf): the regularizers are quadratic in t.
         a0 = np.zeros_like(alpha_new) if alpha is None else alpha
+        if K_alpha is None:
+            K_alpha = np.zeros_like(alpha_new)
         d_alpha = alpha_new - a0
-        aKa, aKd, dKd = _rkhs_products(
-            problem.kernel, X_fit, a0, d_alpha, problem.memory_budget, kernel_matmul
-        )
+        # One kernel product per step: K·α is carried from step to step (K = k(X_fit, X_fit)).
+        K_d = kernel_matmul(problem.kernel, X_fit, None, d_alpha, problem.memory_budget)
+        aKa, aKd, dKd = float(a0 @ K_alpha), float(a0 @ K_d), float(d_alpha @ K_d)
         df = f_new - f
         if L is not None:
             # f includes the bias: L·1 = 0 holds for unnormalized Laplacians only.
@@ -240,6 +236,7 @@ def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, co
         if best.fun < value - 1e-12 * abs(value):
             t, value = float(best.x), float(best.fun)
         alpha = a0 + t * d_alpha
+        K_alpha = K_alpha + t * K_d
         alpha_norm2 = aKa + 2 * t * aKd + t * t * dKd
         f = f + t * df
         intercept = intercept + t * (b_new - intercept)
