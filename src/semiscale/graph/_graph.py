@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -12,7 +11,7 @@ from sklearn.base import BaseEstimator
 from .._validation import check_X
 from ._hnsw import check_ann_library
 from .knn import METHODS, search
-from .laplacian import connected_components, degree, laplacian
+from .laplacian import check_power_ridge, connected_components, degree, laplacian
 from .weights import SYMMETRIZE, WEIGHTS, knn_adjacency, resolve_bandwidth
 
 __all__ = ["DisconnectedGraphWarning", "KNNGraph"]
@@ -135,14 +134,7 @@ class KNNGraph(BaseEstimator):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         check_ann_library(self.ann_library)
-        if isinstance(self.power, bool) or not isinstance(self.power, Integral) or self.power < 1:
-            raise ValueError(f"power must be an integer >= 1, got {self.power!r}")
-        if (
-            isinstance(self.ridge, bool)
-            or not isinstance(self.ridge, Real)
-            or not 0 <= self.ridge < np.inf
-        ):
-            raise ValueError(f"ridge must be a finite number >= 0, got {self.ridge!r}")
+        check_power_ridge(self.power, self.ridge)
         if not isinstance(self.bandwidth, str):
             resolve_bandwidth(np.ones(1), self.bandwidth)  # raises on a bad number
 

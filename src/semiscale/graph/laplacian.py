@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components as _scipy_components
 
-__all__ = ["connected_components", "degree", "laplacian"]
+__all__ = ["check_power_ridge", "connected_components", "degree", "laplacian"]
 
 
 def _check_weights(W) -> sp.csr_matrix:
@@ -74,6 +74,14 @@ def _matrix_power(L: sp.csr_matrix, power: int) -> sp.csr_matrix:
     return result
 
 
+def check_power_ridge(power, ridge) -> None:
+    """Raise ValueError unless ``power`` is an integer ≥ 1 and ``ridge`` a finite number ≥ 0."""
+    if isinstance(power, bool) or not isinstance(power, Integral) or power < 1:
+        raise ValueError(f"power must be an integer >= 1, got {power!r}")
+    if isinstance(ridge, bool) or not isinstance(ridge, Real) or not (0 <= ridge < np.inf):
+        raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
+
+
 def laplacian(W, *, normalized: bool = False, power: int = 1, ridge: float = 0.0) -> sp.csr_matrix:
     """Graph Laplacian ``(D − W)^p + ridge·I`` or ``(I − D^{-1/2} W D^{-1/2})^p + ridge·I``.
 
@@ -100,10 +108,7 @@ def laplacian(W, *, normalized: bool = False, power: int = 1, ridge: float = 0.0
     ValueError
         Non-square, non-finite or negative ``W``; ``power`` not an integer ≥ 1; ``ridge`` < 0.
     """
-    if isinstance(power, bool) or not isinstance(power, Integral) or power < 1:
-        raise ValueError(f"power must be an integer >= 1, got {power!r}")
-    if isinstance(ridge, bool) or not isinstance(ridge, Real) or not (0 <= ridge < np.inf):
-        raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
+    check_power_ridge(power, ridge)
     W = _check_weights(W)
     n = W.shape[0]
     deg = degree(W)

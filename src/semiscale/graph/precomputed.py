@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import time
 import weakref
-from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from .._validation import check_X
-from .laplacian import connected_components, degree, laplacian
+from .laplacian import check_power_ridge, connected_components, degree, laplacian
 
 __all__ = ["PrecomputedGraph"]
 
@@ -196,14 +195,7 @@ class PrecomputedGraph(BaseEstimator):
     def _check_params(self):
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
-        if isinstance(self.power, bool) or not isinstance(self.power, Integral) or self.power < 1:
-            raise ValueError(f"power must be an integer >= 1, got {self.power!r}")
-        if (
-            isinstance(self.ridge, bool)
-            or not isinstance(self.ridge, Real)
-            or not 0 <= self.ridge < np.inf
-        ):
-            raise ValueError(f"ridge must be a finite number >= 0, got {self.ridge!r}")
+        check_power_ridge(self.power, self.ridge)
 
     _validate_params = _check_params
 
