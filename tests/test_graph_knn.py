@@ -287,7 +287,8 @@ def test_hnsw_fails_on_tied_binary_data_and_auto_recovers(monkeypatch):
 
 
 def test_resolve_n_jobs():
-    assert resolve_n_jobs(None) == resolve_n_jobs(-1) >= 1
+    assert resolve_n_jobs(None) == 1  # scikit-learn's meaning (was: all cores)
+    assert resolve_n_jobs(-1) >= 1
     assert resolve_n_jobs(3) == 3
     assert resolve_n_jobs(-1000) == 1
     for bad in (0, 1.5, True):

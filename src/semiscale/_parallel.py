@@ -10,9 +10,9 @@ estimators and the brute-force kNN search.
 from __future__ import annotations
 
 import contextlib
-import os
 from concurrent.futures import ThreadPoolExecutor
 
+import joblib
 import numpy as np
 
 __all__ = ["blas_threads", "resolve_n_jobs", "row_chunks", "run_chunks"]
@@ -21,18 +21,24 @@ _controller = None
 
 
 def resolve_n_jobs(n_jobs: int | None) -> int:
-    """Number of threads: ``None`` or ``-1`` = all cores, ``-m`` = all but ``m − 1``."""
-    try:
-        n_cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        n_cpus = os.cpu_count() or 1
-    if n_jobs is None:
-        return n_cpus
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+    """Number of threads for ``n_jobs``, read as scikit-learn reads it.
+
+    ``None`` means 1, unless a joblib context sets a number
+    (``with joblib.parallel_config(n_jobs=4):`` or ``joblib.parallel_backend(..., n_jobs=4)``);
+    ``-1`` means all cores, ``-m`` all but ``m - 1`` (at least one); a positive int is taken as
+    it is.  This is :func:`joblib.effective_n_jobs`, which counts the cores this process may use
+    (CPU affinity and container quotas).
+
+    Raises
+    ------
+    ValueError
+        For 0, a bool or a non-integer.
+    """
+    if n_jobs is not None and (
+        isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0
+    ):
         raise ValueError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
-    if n_jobs < 0:
-        return max(1, n_cpus + 1 + int(n_jobs))
-    return int(n_jobs)
+    return max(1, int(joblib.effective_n_jobs(None if n_jobs is None else int(n_jobs))))
 
 
 def row_chunks(n_rows: int, n_chunks: int) -> list[slice]:

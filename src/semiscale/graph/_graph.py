@@ -61,7 +61,8 @@ class KNNGraph(BaseEstimator):
     random_state : int, RandomState or None, default=None
         Seeds the HNSW graph of an approximate search (exact search is deterministic).
     n_jobs : int or None, default=None
-        Search threads; None or -1 = all cores.
+        Search threads, as scikit-learn reads ``n_jobs``: None means 1 unless inside a
+        ``joblib.parallel_config(n_jobs=...)`` context, -1 means all cores.
     verbose : int, default=0
         Print the timings of each stage when > 0.
 

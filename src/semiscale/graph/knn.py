@@ -169,7 +169,9 @@ def kneighbors(
         (47,290 points of 0/1/2 features) differed in 38 % of the Laplacian's entries, where
         tied neighbours were swapped; two 1-thread builds were identical.
     n_jobs : int or None
-        Threads (``None``/``-1`` = all cores).
+        Search threads, as scikit-learn reads ``n_jobs``: None = 1 (unless inside a
+        ``joblib.parallel_config(n_jobs=...)`` context), -1 = all cores (see
+        :func:`semiscale._parallel.resolve_n_jobs`).
     ann_library : {"voyager", "hnswlib"} or None
         HNSW library of the approximate search; None = ``"voyager"`` (wheels on every platform,
         the ``ann`` extra).  ``"hnswlib"`` (source only, needs a C++ compiler) gives the same

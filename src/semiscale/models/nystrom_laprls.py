@@ -183,9 +183,10 @@ _PARAMS_DOC = """
     random_state : int, RandomState or None, default=None
         Seeds center selection, the preconditioner's row sample and kernel heuristics.
     n_jobs : int or None, default=None
-        Threads for the kernel blocks (None = all cores, as ``KNNGraph``): each computes a
-        contiguous chunk of K_ns's rows with single-threaded BLAS, so that NumPy's elementwise
-        passes (exp) use every core too.
+        Threads for the kernel blocks, as scikit-learn reads ``n_jobs``: None means 1 unless
+        inside a ``joblib.parallel_config(n_jobs=...)`` context, -1 means all cores.  Each
+        computes a contiguous chunk of K_ns's rows with single-threaded BLAS, so that NumPy's
+        elementwise passes (exp) use every core too.
     verbose : int, default=0
         Print the residual of each CG iteration when > 0.
     fit_intercept : bool, default=False
