@@ -42,3 +42,106 @@ def test_knngraph_searches_with_one_thread_by_default(monkeypatch):
     with _parallel_context(2):
         KNNGraph(n_neighbors=4).fit(X)
     assert seen == [1, 2, 2]
+
+
+# ------------------------------------------------------------------------------ random_state
+def _ssl_moons(n, seed=0):
+    from semiscale.datasets import make_two_moons
+
+    X, y = make_two_moons(n, noise=0.1, random_state=seed)
+    y_ssl = np.full_like(y, -1)
+    rng = np.random.default_rng(seed)
+    for c in (0, 1):
+        y_ssl[rng.choice(np.flatnonzero(y == c), 5, replace=False)] = c
+    return X, y, y_ssl
+
+
+def _estimators():
+    from semiscale.models import (
+        LapRLSClassifier,
+        LapRLSRegressor,
+        NystromLapRLSClassifier,
+        NystromLapRLSRegressor,
+    )
+
+    graph = KNNGraph(n_neighbors=6)
+    return [
+        # intrinsic_reg=0 keeps the exact fits small (RLS on the labeled points) while the kernel
+        # still resolves gamma="median" on a random sample of the 1,100 points
+        LapRLSClassifier(graph=graph, intrinsic_reg=0.0),
+        LapRLSRegressor(graph=graph, intrinsic_reg=0.0),
+        NystromLapRLSClassifier(graph=graph, n_centers=50),
+        NystromLapRLSRegressor(graph=graph, n_centers=50),
+    ]
+
+
+def _targets(estimator, y_ssl):
+    if hasattr(estimator, "unlabeled"):
+        return y_ssl
+    return np.where(y_ssl < 0, np.nan, y_ssl.astype(float))
+
+
+@pytest.mark.parametrize("estimator", _estimators(), ids=lambda e: type(e).__name__)
+def test_every_estimator_takes_every_kind_of_random_state(estimator):
+    # n > 1000: the "median" bandwidth samples 1000 points with random_state; the Nyström
+    # estimators also draw their centers and the preconditioner's rows from it.
+    X, _, y_ssl = _ssl_moons(1100)
+    y = _targets(estimator, y_ssl)
+    predictions = {}
+    for name, seed in [
+        ("int", 3),
+        ("int again", 3),
+        ("RandomState", np.random.RandomState(3)),
+        ("Generator", np.random.default_rng(3)),
+        ("SeedSequence", np.random.SeedSequence(3)),
+        ("None", None),
+    ]:
+        model = estimator.set_params(random_state=seed).fit(X, y)
+        predictions[name] = model.predict(X[:50])
+    np.testing.assert_array_equal(predictions["int"], predictions["int again"])
+
+
+def test_a_generator_is_advanced_like_a_random_state():
+    from semiscale.models import NystromLapRLSRegressor
+
+    X, _, y_ssl = _ssl_moons(300)
+    y = np.where(y_ssl < 0, np.nan, y_ssl.astype(float))
+    rng = np.random.default_rng(0)
+    model = NystromLapRLSRegressor(graph=KNNGraph(n_neighbors=6), n_centers=30, random_state=rng)
+    first = model.fit(X, y).center_index_
+    second = model.fit(X, y).center_index_  # the generator moved on: other centers
+    assert not np.array_equal(first, second)
+    again = model.set_params(random_state=np.random.default_rng(0)).fit(X, y).center_index_
+    np.testing.assert_array_equal(first, again)
+
+
+def test_random_state_helpers():
+    from semiscale._random import as_generator, as_random_state, check_random_state
+
+    # ints and RandomStates keep the draws they always gave (scikit-learn's check_random_state)
+    assert check_random_state(5).randint(1000) == np.random.RandomState(5).randint(1000)
+    state = np.random.RandomState(1)
+    assert as_random_state(state) is state and check_random_state(state) is state
+    assert as_random_state(None) is None and as_random_state(np.int64(4)) == 4
+    # a Generator is drawn from, and advanced
+    gen = np.random.default_rng(2)
+    check_random_state(gen).randint(1000)
+    assert gen.random() != np.random.default_rng(2).random()
+    assert as_generator(gen) is gen
+    assert as_generator(7).random() == np.random.default_rng(7).random()
+    assert as_random_state(np.random.SeedSequence(0)) == as_random_state(np.random.SeedSequence(0))
+    for bad in ("seed", 1.5):
+        with pytest.raises(TypeError, match="random_state must be"):
+            check_random_state(bad)
+    with pytest.raises(ValueError, match="random_state"):
+        check_random_state(-1)
+
+
+def test_knngraph_approximate_search_takes_a_generator():
+    pytest.importorskip("voyager", reason="the approximate search needs the 'ann' extra")
+    X = np.random.default_rng(0).standard_normal((300, 20))
+    graph = KNNGraph(n_neighbors=5, method="approximate", random_state=np.random.default_rng(0))
+    assert graph.fit(X).search_method_ == "hnsw"
+    a = KNNGraph(n_neighbors=5, method="approximate", random_state=4, n_jobs=1).fit(X)
+    b = KNNGraph(n_neighbors=5, method="approximate", random_state=4, n_jobs=1).fit(X)
+    assert (a.laplacian_ != b.laplacian_).nnz == 0

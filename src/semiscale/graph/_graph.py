@@ -58,7 +58,7 @@ class KNNGraph(BaseEstimator):
         only).  ``"hnswlib"`` is an option for those who have it (it needs a C++ compiler).
     memory_budget : int, str or None, default=None
         Bytes for the search's temporaries (None = 25 % of available memory).
-    random_state : int, RandomState or None, default=None
+    random_state : int, RandomState, Generator or None, default=None
         Seeds the HNSW graph of an approximate search (exact search is deterministic).
     n_jobs : int or None, default=None
         Search threads, as scikit-learn reads ``n_jobs``: None means 1 unless inside a

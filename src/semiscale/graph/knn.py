@@ -45,6 +45,7 @@ from scipy.spatial import cKDTree
 
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 from .._parallel import resolve_n_jobs
+from .._random import as_random_state
 from .._validation import check_X
 from ._brute import _drop_self, _kneighbors_brute, _to_dense
 from ._hnsw import (
@@ -161,7 +162,7 @@ def kneighbors(
     memory_budget : int, str or None
         Bytes for the temporaries of the brute-force search (see
         :func:`semiscale._memory.parse_memory_budget`); None = 25 % of available memory.
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
         Seeds the levels of the HNSW graph (approximate search only; exact search is
         deterministic).  With several threads the insertion order, hence the approximate
         result, varies between runs; ``n_jobs=1`` makes it reproducible.  On data with many
@@ -240,6 +241,7 @@ def search(
     X = check_X(X)
     n, d = X.shape
     k = _check_n_neighbors(n_neighbors, n)
+    random_state = as_random_state(random_state)  # a Generator too (semiscale._random)
     library = check_ann_library(ann_library)
     backend = resolve_method(method, n, d, library)
     if backend == "hnsw" and sp.issparse(X):

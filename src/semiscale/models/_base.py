@@ -26,6 +26,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import check_is_fitted
 
+from .._random import as_random_state
 from .._validation import (
     check_classification_targets,
     check_laplacian,
@@ -134,6 +135,8 @@ class ManifoldMixin:
         start = time.perf_counter()
         timings = {}
         n_labeled = int(labeled.sum())
+        # One object for every consumer: a Generator becomes a RandomState on its bit generator.
+        random_state = as_random_state(self.random_state)
 
         L = None
         trace = 0.0
@@ -149,7 +152,7 @@ class ManifoldMixin:
             self.graph_ = None
         timings["graph"] = time.perf_counter() - tic
         kernel = self.kernel if self.kernel is not None else default_kernel()
-        self.kernel_ = kernel.fit(X, y, laplacian=L, random_state=self.random_state)
+        self.kernel_ = kernel.fit(X, y, laplacian=L, random_state=random_state)
         if L is not None:
             trace = float(L.diagonal().sum())
         lambda_ambient, lambda_intrinsic = solver_lambdas(
@@ -166,7 +169,7 @@ class ManifoldMixin:
             loss=self._problem_loss(),
             fit_intercept=fit_intercept,
             memory_budget=getattr(self, "memory_budget", None),
-            random_state=self.random_state,
+            random_state=random_state,
             verbose=getattr(self, "verbose", 0),
         )
         tic = time.perf_counter()

@@ -78,7 +78,7 @@ _PARAMS_DOC = """
     memory_budget : int or str, default=None
         Largest working memory (bytes or e.g. "4GB"); None = a quarter of available memory.
         A problem that does not fit raises ``MemoryBudgetError`` before allocating.
-    random_state : int, RandomState or None, default=None
+    random_state : int, RandomState, Generator or None, default=None
         Seeds data-dependent kernel heuristics (``gamma="median"``).
     verbose : int, default=0
     fit_intercept : bool, default=False

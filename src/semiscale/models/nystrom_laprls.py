@@ -24,8 +24,8 @@ import time
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils import check_random_state
 
+from .._random import check_random_state
 from ..linalg import resolve_n_centers, select_centers
 from ..linalg.ops import get_ops
 from ..solvers.hessian_system import ITERATIVE_SOLVERS
@@ -74,7 +74,7 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
     def _solve_with(self, problem: ManifoldProblem, n_centers: int) -> Solution:
         dtype = _kernel_dtype(self.kernel_dtype)
         X = problem.X if problem.X.dtype == dtype else problem.X.astype(dtype)
-        rng = check_random_state(self.random_state)
+        rng = check_random_state(problem.random_state)
         if self.labeled_centers not in (True, False):
             raise TypeError(f"labeled_centers must be True or False, got {self.labeled_centers!r}")
         labeled_index = np.flatnonzero(problem.labeled)
@@ -180,7 +180,7 @@ _PARAMS_DOC = """
         ijcnn1, cod-rna and connect-4 did not converge within 50 iterations and predicted
         garbage (test RMSE 5.5–590 where float64 gives 0.13–2.4).  Use it only for a
         well-conditioned system (large ambient_reg), and check ``solver_info_["converged"]``.
-    random_state : int, RandomState or None, default=None
+    random_state : int, RandomState, Generator or None, default=None
         Seeds center selection, the preconditioner's row sample and kernel heuristics.
     n_jobs : int or None, default=None
         Threads for the kernel blocks, as scikit-learn reads ``n_jobs``: None means 1 unless
