@@ -145,3 +145,56 @@ def test_knngraph_approximate_search_takes_a_generator():
     a = KNNGraph(n_neighbors=5, method="approximate", random_state=4, n_jobs=1).fit(X)
     b = KNNGraph(n_neighbors=5, method="approximate", random_state=4, n_jobs=1).fit(X)
     assert (a.laplacian_ != b.laplacian_).nnz == 0
+
+
+# ------------------------------------------------------------------------- feature names
+def _frame(X, columns=("a", "b")):
+    pd = pytest.importorskip("pandas", reason="feature names come from pandas DataFrames")
+    return pd.DataFrame(X, columns=list(columns))
+
+
+@pytest.mark.parametrize("estimator", _estimators(), ids=lambda e: type(e).__name__)
+def test_feature_names_are_recorded_and_checked(estimator):
+    X, _, y_ssl = _ssl_moons(120)
+    y = _targets(estimator, y_ssl)
+    model = estimator.set_params(random_state=0).fit(_frame(X), y)
+    assert list(model.feature_names_in_) == ["a", "b"] and model.n_features_in_ == 2
+    assert model.feature_names_in_.dtype == object
+    named = model.predict(_frame(X[:5]))
+
+    swapped = _frame(X[:, ::-1], columns=("b", "a"))  # same names, other order: refused
+    methods = [model.predict, lambda Z: model.score(Z, y)]
+    if hasattr(model, "decision_function"):
+        methods.append(model.decision_function)
+    for method in methods:
+        with pytest.raises(ValueError, match="must be in the same order as they were in fit"):
+            method(swapped)
+        with pytest.raises(ValueError, match="Feature names unseen at fit time"):
+            method(_frame(X, columns=("a", "c")))
+
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        unnamed = model.predict(X[:5])  # fitted with names, predicting without
+    np.testing.assert_array_equal(named, unnamed)
+
+    model.fit(X, y)  # a refit on an array forgets the names
+    assert not hasattr(model, "feature_names_in_")
+    with pytest.warns(UserWarning, match="X has feature names, but"):
+        model.predict(_frame(X[:5]))
+    with pytest.raises(ValueError, match="X has 3 features, but .* is expecting 2 features"):
+        model.predict(np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("estimator", _estimators(), ids=lambda e: type(e).__name__)
+def test_scikit_learn_dataframe_column_check(estimator):
+    # scikit-learn runs this check only on its own estimators; semiscale's pass it too
+    pytest.importorskip("pandas", reason="the check fits on a pandas DataFrame")
+    from sklearn.utils.estimator_checks import check_dataframe_column_names_consistency
+
+    check_dataframe_column_names_consistency(type(estimator).__name__, estimator)
+
+
+def test_knngraph_records_feature_names():
+    X = np.random.default_rng(0).standard_normal((40, 2))
+    graph = KNNGraph(n_neighbors=4).fit(_frame(X))
+    assert list(graph.feature_names_in_) == ["a", "b"] and graph.n_features_in_ == 2
+    assert not hasattr(graph.fit(X), "feature_names_in_")

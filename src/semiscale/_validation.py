@@ -14,6 +14,14 @@ from sklearn.utils.validation import check_array
 
 from ._pairs import _check_magnitude
 
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _sklearn_validate_data
+except ImportError:  # pragma: no cover - scikit-learn < 1.6: the estimator method
+
+    def _sklearn_validate_data(estimator, X, **check_params):
+        return estimator._validate_data(X, **check_params)
+
+
 __all__ = [
     "ClassificationTargets",
     "check_laplacian",
@@ -21,6 +29,7 @@ __all__ = [
     "check_X",
     "check_classification_targets",
     "one_vs_rest_targets",
+    "validate_X",
 ]
 
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -39,10 +48,39 @@ def check_X(X, *, accept_sparse=("csr", "csc", "coo"), name: str = "X", min_samp
         ensure_min_samples=min_samples,
         input_name=name,
     )
+    return _finish_X(X, name)
+
+
+def _finish_X(X, name):
     if sp.issparse(X):
         X = X.tocsr()
     _check_magnitude(X.data if sp.issparse(X) else X, X.shape[1], name)
     return X
+
+
+def validate_X(estimator, X, *, reset: bool, accept_sparse=("csr", "csc", "coo"), min_samples=1):
+    """:func:`check_X` with scikit-learn's bookkeeping of the features an estimator was fitted on.
+
+    With ``reset=True`` (in ``fit``) it sets ``estimator.n_features_in_`` and, when ``X`` has
+    string column names (a pandas DataFrame), ``estimator.feature_names_in_`` (deleting a stale
+    one otherwise).  With ``reset=False`` (``predict``, ``decision_function``, ``score``) it
+    checks ``X`` against them, as every scikit-learn estimator does:
+
+    - another number of features, or other column names or the same names in another order:
+      ``ValueError`` ("The feature names should match those that were passed during fit.");
+    - names at fit but not now, or now but not at fit: a ``UserWarning``.
+
+    This is scikit-learn's ``validate_data`` (the ``_validate_data`` method before 1.6).
+    """
+    X = _sklearn_validate_data(
+        estimator,
+        X,
+        reset=reset,
+        accept_sparse=accept_sparse,
+        dtype=FLOAT_DTYPES,
+        ensure_min_samples=min_samples,
+    )
+    return _finish_X(X, "X")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._validation import check_X
+from .._validation import validate_X
 from ._hnsw import check_ann_library
 from .knn import METHODS, search
 from .laplacian import check_power_ridge, connected_components, degree, laplacian
@@ -89,6 +89,8 @@ class KNNGraph(BaseEstimator):
         Recall@k of the approximate search estimated on 256 points searched exactly (None when
         no approximate search ran).
     n_samples_fit_, n_features_in_ : int
+    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+        Column names of a pandas DataFrame ``X`` (only set when they are all strings).
     fit_time_ : float
         Seconds spent in ``fit``; ``timings_`` splits it into ``"search"`` (validation and kNN
         search), ``"weights"`` (bandwidth, weights, symmetric adjacency) and ``"laplacian"``
@@ -152,7 +154,7 @@ class KNNGraph(BaseEstimator):
         """
         start = time.perf_counter()
         self._validate_params()
-        X = check_X(X)
+        X = validate_X(self, X, reset=True)
         n, d = X.shape
         distances, indices, info = search(
             X,
@@ -182,7 +184,6 @@ class KNNGraph(BaseEstimator):
         self.n_components_, self.component_labels_ = connected_components(self.adjacency_)
         t_laplacian = time.perf_counter()
         self.n_samples_fit_ = n
-        self.n_features_in_ = d
         self.timings_ = {
             "search": t_search - start,
             "weights": t_weights - t_search,

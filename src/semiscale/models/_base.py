@@ -33,6 +33,7 @@ from .._validation import (
     check_regression_targets,
     check_X,
     one_vs_rest_targets,
+    validate_X,
 )
 from ..graph import KNNGraph
 from ..kernels import RBF
@@ -186,7 +187,6 @@ class ManifoldMixin:
         self.residuals_ = solution.residuals
         self.laplacian_trace_ = trace
         self.n_labeled_ = n_labeled
-        self.n_features_in_ = X.shape[1]
         self.solver_info_ = solution.info
         if solution.train_decision is not None:
             train_decision = np.asarray(solution.train_decision).reshape(X.shape[0], -1)
@@ -213,14 +213,9 @@ class ManifoldMixin:
         return tags
 
     def _check_predict_X(self, X):
+        """``X`` checked against the features seen in ``fit`` (their number, names and order)."""
         check_is_fitted(self, "dual_coef_")
-        X = check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input"
-            )
-        return X
+        return validate_X(self, X, reset=False)
 
 
 def _unlabeled_rows(y, unlabeled):
@@ -288,7 +283,7 @@ class SSLClassifierMixin(ClassifierMixin):
         -------
         self
         """
-        X = check_X(X, min_samples=2)
+        X = validate_X(self, X, reset=True, min_samples=2)
         _check_y_given(self, y)
         y = _column_or_1d_labels(y)
         targets = check_classification_targets(y, X.shape[0], unlabeled=self.unlabeled)
@@ -361,7 +356,7 @@ class SSLRegressorMixin(RegressorMixin):
         -------
         self
         """
-        X = check_X(X, min_samples=2)
+        X = validate_X(self, X, reset=True, min_samples=2)
         _check_y_given(self, y)
         y, labeled = check_regression_targets(y, X.shape[0])
         self._y_ndim = y.ndim
