@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._progress import enabled, log, progress
 from ..linalg.ops import get_ops
 
 __all__ = ["SolveResult", "cg"]
@@ -93,7 +94,24 @@ def _column_dot(U, V):
     return np.einsum("ij,ij->j", U, V)
 
 
-def cg(matvec, B, *, preconditioner=None, x0=None, tol=1e-6, max_iter=None, callback=None):
+def _residual_text(rel, active, r, tol):
+    """The progress postfix: the largest relative residual, and the columns still iterating."""
+    text = f"residual {np.max(rel):.2e} (tol {tol:.0e})"
+    return text if r == 1 else f"{text}, {active.size}/{r} columns active"
+
+
+def cg(
+    matvec,
+    B,
+    *,
+    preconditioner=None,
+    x0=None,
+    tol=1e-6,
+    max_iter=None,
+    callback=None,
+    verbose=None,
+    desc="CG",
+):
     r"""Solve ``A X = B`` by (preconditioned) conjugate gradient, one recurrence per column.
 
     For every column ``b`` of ``B`` the classical PCG recurrence is run (Hestenes–Stiefel):
@@ -127,6 +145,12 @@ def cg(matvec, B, *, preconditioner=None, x0=None, tol=1e-6, max_iter=None, call
     callback : callable, optional
         ``callback(k, x, residuals)`` after iteration ``k`` (1-based) with the current solution
         (shape of ``B``; do not modify it) and the current relative residuals, shape ``(r,)``.
+    verbose : int or None
+        1: an iteration counter on stderr, the largest relative residual (and the columns still
+        iterating) beside it; 2: also one line per iteration.
+        None adds nothing to the ambient verbosity (:mod:`semiscale._progress`).
+    desc : str
+        The bar's label (e.g. ``"PCG (sampled-hessian)"``).
 
     Returns
     -------
@@ -180,32 +204,41 @@ def cg(matvec, B, *, preconditioner=None, x0=None, tol=1e-6, max_iter=None, call
     def cols(idx):
         return slice(None) if idx.size == r else idx
 
+    # A counter, not a bar to max_iter: CG stops at tol, usually long before max_iter.
+    chatty = enabled(verbose, 2)
     n_iter = 0
-    while active.size and n_iter < max_iter:
-        c = cols(active)
-        Pa = P[:, c]
-        AP = _apply(A, Pa, n, dtype)
-        pAp = _column_dot(Pa, AP)
-        ok = (pAp > 0) & (rz[active] > 0) & np.isfinite(pAp)
-        alpha = np.where(ok, rz[active] / np.where(ok, pAp, 1), 0).astype(dtype)
-        X[:, c] += alpha * Pa
-        R[:, c] -= alpha * AP
-        rel[active] = np.linalg.norm(R[:, c], axis=0) / scale[active]
-        n_iter += 1
-        history.append(rel.copy())
-        broken[active[~ok]] = True
-        keep = ok & (rel[active] > tol)
-        active = active[keep]
-        if active.size:
+    with progress(desc=desc, verbose=verbose, unit="it") as bar:
+        while active.size and n_iter < max_iter:
             c = cols(active)
-            Ra = R[:, c]
-            Z = _apply(M, Ra, n, dtype) if M is not None else Ra
-            rz_new = _column_dot(Ra, Z)
-            beta = (rz_new / np.where(rz[active] != 0, rz[active], 1)).astype(dtype)
-            P[:, c] = Z + beta * P[:, c]
-            rz[active] = rz_new
-        if callback is not None:
-            callback(n_iter, X.reshape(B.shape), rel.copy())
+            Pa = P[:, c]
+            AP = _apply(A, Pa, n, dtype)
+            pAp = _column_dot(Pa, AP)
+            ok = (pAp > 0) & (rz[active] > 0) & np.isfinite(pAp)
+            alpha = np.where(ok, rz[active] / np.where(ok, pAp, 1), 0).astype(dtype)
+            X[:, c] += alpha * Pa
+            R[:, c] -= alpha * AP
+            rel[active] = np.linalg.norm(R[:, c], axis=0) / scale[active]
+            n_iter += 1
+            history.append(rel.copy())
+            broken[active[~ok]] = True
+            keep = ok & (rel[active] > tol)
+            active = active[keep]
+            if active.size:
+                c = cols(active)
+                Ra = R[:, c]
+                Z = _apply(M, Ra, n, dtype) if M is not None else Ra
+                rz_new = _column_dot(Ra, Z)
+                beta = (rz_new / np.where(rz[active] != 0, rz[active], 1)).astype(dtype)
+                P[:, c] = Z + beta * P[:, c]
+                rz[active] = rz_new
+            if not bar.disable:
+                text = _residual_text(rel, active, r, tol)
+                bar.set_postfix_str(text, refresh=False)
+                bar.update()
+                if chatty:
+                    log(f"[{desc}] iteration {n_iter}: {text}", verbose, level=2)
+            if callback is not None:
+                callback(n_iter, X.reshape(B.shape), rel.copy())
 
     converged_cols = rel <= tol
     if np.any(broken & ~converged_cols):

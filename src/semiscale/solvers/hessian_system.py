@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from .._progress import stage
 from ..linalg.ops import get_ops
 from .cg import cg
 from .dense import solve_or_lstsq
@@ -48,7 +49,9 @@ def solve_hessian_system(
     ``solver="direct"`` forms H (s×s) and factors it; ``"cg"`` runs conjugate gradient on the
     blocked operator; ``"pcg"`` builds ``preconditioner`` (a name of
     :data:`semiscale.solvers.PRECONDITIONERS`) first.  A run that stops before ``tol`` warns with a
-    ``ConvergenceWarning``.
+    ``ConvergenceWarning``.  ``verbose`` >= 1 names the direct solve and the preconditioner's
+    construction while they run and counts (P)CG iterations, residual beside, on stderr
+    (:mod:`semiscale._progress`); >= 2 adds a line per iteration.
     """
     # Krylov recurrences run in float64 even over a float32 operator (float32 kernel blocks are
     # the heavy part; float32 recurrences lose orthogonality and stall near 1e-4).
@@ -56,8 +59,9 @@ def solve_hessian_system(
     info = {"solver": solver}
     if solver == "direct":
         tic = time.perf_counter()
-        H = _dense_hessian(hessian, memory_budget)
-        alpha = solve_or_lstsq(H, z, assume_a="pos", overwrite_a=False, what="Nyström system")
+        with stage(f"forming and factoring the {hessian.shape[0]}×{hessian.shape[0]} H", verbose):
+            H = _dense_hessian(hessian, memory_budget)
+            alpha = solve_or_lstsq(H, z, assume_a="pos", overwrite_a=False, what="Nyström system")
         info["iterations_seconds"] = time.perf_counter() - tic
         return alpha, 0, None, info
     if solver not in ITERATIVE_SOLVERS:
@@ -65,7 +69,9 @@ def solve_hessian_system(
     precond = None
     tic = time.perf_counter()
     if solver == "pcg":
-        precond = make_preconditioner(preconditioner, hessian, **(preconditioner_options or {}))
+        with stage(f"preconditioner ({preconditioner})", verbose):
+            options = preconditioner_options or {}
+            precond = make_preconditioner(preconditioner, hessian, **options)
         info["preconditioner"] = preconditioner
         info["preconditioner_jitter"] = getattr(precond, "jitter_", None)
         if hasattr(precond, "laplacian_rows_"):  # the sampled-Hessian preconditioner
@@ -73,15 +79,21 @@ def solve_hessian_system(
             info["graph_trace_share"] = precond.graph_trace_share_
     info["preconditioner_seconds"] = time.perf_counter() - tic
 
-    def report(k, x, residuals):
-        if verbose:
-            print(f"[{solver}] iteration {k}: max relative residual {np.max(residuals):.3e}")
-
+    # verbose >= 1: an iteration counter with the residual on stderr; >= 2: a line per iteration.
+    desc = solver.upper() if precond is None else f"PCG ({preconditioner})"
     tic = time.perf_counter()
     retry = solver == "pcg" and preconditioner in _T_FACTORED
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = cg(hessian, z, preconditioner=precond, tol=tol, max_iter=max_iter, callback=report)
+        result = cg(
+            hessian,
+            z,
+            preconditioner=precond,
+            tol=tol,
+            max_iter=max_iter,
+            verbose=verbose,
+            desc=desc,
+        )
     broke = result.broken is not None and bool(np.any(result.broken))
     if retry and broke:
         # A breakdown (pᵀHp ≤ 0) with a near-singular K_ss: T⁻¹ amplified round-off.  Rebuild P
@@ -98,7 +110,8 @@ def solve_hessian_system(
             preconditioner=precond,
             tol=tol,
             max_iter=left,
-            callback=report,
+            verbose=verbose,
+            desc=f"{desc}, retry",
         )
         # Both histories are relative to ‖z‖; the retry's row 0 (its restart at 1) is dropped so
         # that the history keeps n_iter + 1 rows.

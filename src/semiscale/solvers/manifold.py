@@ -40,6 +40,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from sklearn.exceptions import ConvergenceWarning
 
+from .._progress import progress
 from ..losses import SquaredLoss, get_loss
 from .problem import ManifoldProblem, QuadraticProblem, Solution
 
@@ -157,7 +158,6 @@ def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, co
     info = {}
     n_newton = 0
     decrease = np.inf
-    decrease = np.inf
 
     def zones(f_l, tol=0.0):
         # The quadratic model is exact while these masks hold (active rows, linear-zone rows).
@@ -176,89 +176,100 @@ def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, co
         best = minimize_scalar(phi_b, bracket=(-scale, scale), method="brent", tol=1e-14)
         return float(best.x) if best.fun < phi_b(0.0) else 0.0
 
-    for n_newton in range(1, NEWTON_MAX_ITER + 1):  # noqa: B007 - reported after the loop
-        f_l = f[lab]
-        active_l, linear_l = zones(f_l, ZONE_TOL)
-        if problem.fit_intercept and not active_l.any() and linear_l.any():
-            # No curvature in the bias direction: a Newton step is unbounded there.  The exact
-            # minimum over b alone puts a point on a zone boundary, which makes it active.
-            delta = shift_bias(f)
-            f = f + delta
-            intercept += delta
-            objective = objective_terms(f, alpha_norm2)
+    # verbose >= 1: a counter of Newton steps, the objective beside (each step's inner solve
+    # shows its own (P)CG counter below it).
+    desc = f"Newton ({loss.name}, column {column})"
+    with progress(desc=desc, verbose=problem.verbose, unit="step") as bar:
+        for n_newton in range(1, NEWTON_MAX_ITER + 1):  # noqa: B007 - reported after the loop
             f_l = f[lab]
             active_l, linear_l = zones(f_l, ZONE_TOL)
-        active = np.zeros(n, dtype=bool)
-        active[lab[active_l]] = True
-        rhs = np.zeros((n, 1))
-        rhs[lab, 0] = np.where(active_l, f_l, 0.0) - loss.derivative(y_l, f_l) / c
-        qp = _quadratic(problem, rhs, active, scale=c / 2.0)
-        if problem.fit_intercept and _bias_is_flat(qp):
-            # No curvature along the bias (no active row, L·1 ≈ 0): the bordered step is
-            # unbounded there.  Step in α with b held: the quadratic part of f is Kα + b, so the
-            # rhs loses b·(J_a + λ_I L)1 (≈ 0 here, kept for exactness).
-            held = intercept * _bias_row_weights(qp)[:, None]
-            qp_held = dataclasses.replace(qp, rhs=qp.rhs - held)
-            step = _solve_once(qp_held, solve_quadratic, False, kernel_matmul)
-            f_new = _train_decision(step, qp_held, kernel_matmul)[:, 0] + intercept
-            b_new = intercept
-        else:
-            step = _solve_once(qp, solve_quadratic, problem.fit_intercept, kernel_matmul)
-            f_new = _train_decision(step, qp, kernel_matmul)[:, 0]
-            b_new = float(step.intercept[0]) if step.intercept is not None else 0.0
-        total_inner += int(step.n_iter)
-        info = step.info
-        alpha_new = np.asarray(step.dual_coef).reshape(-1)
-        X_fit = step.X_fit
-        # Exact line search on φ(t) = objective(f + t Δf): the regularizers are quadratic in t.
-        a0 = np.zeros_like(alpha_new) if alpha is None else alpha
-        if K_alpha is None:
-            K_alpha = np.zeros_like(alpha_new)
-        d_alpha = alpha_new - a0
-        # One kernel product per step: K·α is carried from step to step (K = k(X_fit, X_fit)).
-        K_d = kernel_matmul(problem.kernel, X_fit, None, d_alpha, problem.memory_budget)
-        aKa, aKd, dKd = float(a0 @ K_alpha), float(a0 @ K_d), float(d_alpha @ K_d)
-        df = f_new - f
-        if L is not None:
-            # f includes the bias: L·1 = 0 holds for unnormalized Laplacians only.
-            fLf, fLd, dLd = float(f @ (L @ f)), float(f @ (L @ df)), float(df @ (L @ df))
-        else:
-            fLf = fLd = dLd = 0.0
+            if problem.fit_intercept and not active_l.any() and linear_l.any():
+                # No curvature in the bias direction: a Newton step is unbounded there.  The exact
+                # minimum over b alone puts a point on a zone boundary, which makes it active.
+                delta = shift_bias(f)
+                f = f + delta
+                intercept += delta
+                objective = objective_terms(f, alpha_norm2)
+                f_l = f[lab]
+                active_l, linear_l = zones(f_l, ZONE_TOL)
+            active = np.zeros(n, dtype=bool)
+            active[lab[active_l]] = True
+            rhs = np.zeros((n, 1))
+            rhs[lab, 0] = np.where(active_l, f_l, 0.0) - loss.derivative(y_l, f_l) / c
+            qp = _quadratic(problem, rhs, active, scale=c / 2.0)
+            if problem.fit_intercept and _bias_is_flat(qp):
+                # No curvature along the bias (no active row, L·1 ≈ 0): the bordered step is
+                # unbounded there.  Step in α with b held: the quadratic part of f is Kα + b, so the
+                # rhs loses b·(J_a + λ_I L)1 (≈ 0 here, kept for exactness).
+                held = intercept * _bias_row_weights(qp)[:, None]
+                qp_held = dataclasses.replace(qp, rhs=qp.rhs - held)
+                step = _solve_once(qp_held, solve_quadratic, False, kernel_matmul)
+                f_new = _train_decision(step, qp_held, kernel_matmul)[:, 0] + intercept
+                b_new = intercept
+            else:
+                step = _solve_once(qp, solve_quadratic, problem.fit_intercept, kernel_matmul)
+                f_new = _train_decision(step, qp, kernel_matmul)[:, 0]
+                b_new = float(step.intercept[0]) if step.intercept is not None else 0.0
+            total_inner += int(step.n_iter)
+            info = step.info
+            alpha_new = np.asarray(step.dual_coef).reshape(-1)
+            X_fit = step.X_fit
+            # Exact line search on φ(t) = objective(f + t Δf): the regularizers are quadratic in t.
+            a0 = np.zeros_like(alpha_new) if alpha is None else alpha
+            if K_alpha is None:
+                K_alpha = np.zeros_like(alpha_new)
+            d_alpha = alpha_new - a0
+            # One kernel product per step: K·α is carried from step to step (K = k(X_fit, X_fit)).
+            K_d = kernel_matmul(problem.kernel, X_fit, None, d_alpha, problem.memory_budget)
+            aKa, aKd, dKd = float(a0 @ K_alpha), float(a0 @ K_d), float(d_alpha @ K_d)
+            df = f_new - f
+            if L is not None:
+                # f includes the bias: L·1 = 0 holds for unnormalized Laplacians only.
+                fLf, fLd, dLd = float(f @ (L @ f)), float(f @ (L @ df)), float(df @ (L @ df))
+            else:
+                fLf = fLd = dLd = 0.0
 
-        def phi(t, f=f, df=df, aKa=aKa, aKd=aKd, dKd=dKd, fLf=fLf, fLd=fLd, dLd=dLd):
-            data = float(np.sum(loss.value(y_l, f[lab] + t * df[lab])))
-            reg = aKa + 2 * t * aKd + t * t * dKd
-            graph = fLf + 2 * t * fLd + t * t * dLd
-            return data + problem.lambda_ambient * reg + problem.lambda_intrinsic * graph
+            def phi(t, f=f, df=df, aKa=aKa, aKd=aKd, dKd=dKd, fLf=fLf, fLd=fLd, dLd=dLd):
+                data = float(np.sum(loss.value(y_l, f[lab] + t * df[lab])))
+                reg = aKa + 2 * t * aKd + t * t * dKd
+                graph = fLf + 2 * t * fLd + t * t * dLd
+                return data + problem.lambda_ambient * reg + problem.lambda_intrinsic * graph
 
-        t, value = 1.0, phi(1.0)
-        best = minimize_scalar(phi, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-10})
-        if best.fun < value - 1e-12 * abs(value):
-            t, value = float(best.x), float(best.fun)
-        alpha = a0 + t * d_alpha
-        K_alpha = K_alpha + t * K_d
-        alpha_norm2 = aKa + 2 * t * aKd + t * t * dKd
-        f = f + t * df
-        intercept = intercept + t * (b_new - intercept)
-        history.append(value)
-        decrease = objective - value
-        objective = value
-        new_active, new_linear = zones(f[lab], ZONE_TOL)
-        stationary = (
-            t == 1.0
-            and np.array_equal(new_active, active_l)
-            and np.array_equal(new_linear, linear_l)
-        )
-        if stationary or decrease <= NEWTON_TOL * max(abs(objective), 1e-300):
-            break
-    else:
-        warnings.warn(
-            f"Newton did not converge in {NEWTON_MAX_ITER} iterations for target column "
-            f"{column} (relative decrease {decrease / max(abs(objective), 1e-300):.2e}); "
-            "raise ambient_reg or check the targets",
-            ConvergenceWarning,
-            stacklevel=4,
-        )
+            t, value = 1.0, phi(1.0)
+            best = minimize_scalar(
+                phi, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-10}
+            )
+            if best.fun < value - 1e-12 * abs(value):
+                t, value = float(best.x), float(best.fun)
+            alpha = a0 + t * d_alpha
+            K_alpha = K_alpha + t * K_d
+            alpha_norm2 = aKa + 2 * t * aKd + t * t * dKd
+            f = f + t * df
+            intercept = intercept + t * (b_new - intercept)
+            history.append(value)
+            decrease = objective - value
+            objective = value
+            new_active, new_linear = zones(f[lab], ZONE_TOL)
+            stationary = (
+                t == 1.0
+                and np.array_equal(new_active, active_l)
+                and np.array_equal(new_linear, linear_l)
+            )
+            if not bar.disable:
+                bar.set_postfix_str(
+                    f"objective {objective:.6g}, {int(active_l.sum())} active", refresh=False
+                )
+                bar.update()
+            if stationary or decrease <= NEWTON_TOL * max(abs(objective), 1e-300):
+                break
+        else:
+            warnings.warn(
+                f"Newton did not converge in {NEWTON_MAX_ITER} iterations for target column "
+                f"{column} (relative decrease {decrease / max(abs(objective), 1e-300):.2e}); "
+                "raise ambient_reg or check the targets",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
     info = {**info, "newton_iterations": n_newton, "objective_history": history}
     solution = Solution(
         X_fit=X_fit,

@@ -1,0 +1,174 @@
+"""Progress on stderr (issue 11 part 3): the convention of semiscale._progress and its users."""
+
+from __future__ import annotations
+
+import threading
+from functools import partial
+
+import numpy as np
+import pytest
+
+from semiscale._progress import (
+    current_verbosity,
+    enabled,
+    log,
+    progress,
+    silenced,
+    stage,
+    verbosity,
+)
+from semiscale.bench.harness.progress import ticking, ticking_stage
+from semiscale.solvers import cg
+
+
+@pytest.fixture(autouse=True)
+def _draw_every_state(monkeypatch):
+    """Bars redraw at most every 0.1 s, so a fast loop is erased before it is drawn."""
+    import semiscale._progress
+
+    monkeypatch.setattr(semiscale._progress, "MIN_INTERVAL", 0)
+
+
+def _spd(n=40, seed=0):
+    Q, _ = np.linalg.qr(np.random.default_rng(seed).normal(size=(n, n)))
+    return (Q * np.linspace(1, 50, n)) @ Q.T
+
+
+# ------------------------------------------------------------------------------ convention
+def test_effective_verbosity_is_the_max_of_the_argument_and_the_ambient_level():
+    assert current_verbosity() == 0 and not enabled() and not enabled(0)
+    assert enabled(1) and enabled(True) and not enabled(False) and not enabled(None)
+    assert current_verbosity(3) == 3 and not enabled(1, level=2)
+    with verbosity(1):
+        assert enabled() and enabled(0) and not enabled(0, level=2)
+        with verbosity(0):  # never lowers
+            assert current_verbosity() == 1
+        with silenced():
+            assert not enabled() and not enabled(0)
+            assert enabled(1)  # an explicit verbose still counts
+        assert current_verbosity() == 1
+    assert current_verbosity() == 0
+    with pytest.raises(TypeError, match="verbose must be"):
+        enabled("loud")
+
+
+def test_ambient_level_does_not_leak_into_other_threads():
+    seen = []
+    with verbosity(1):
+        thread = threading.Thread(target=lambda: seen.append(current_verbosity()))
+        thread.start()
+        thread.join()
+    assert seen == [0]
+
+
+def test_bars_stages_and_log_write_to_stderr_only_when_enabled(capsys):
+    for _ in progress(range(3), desc="silent loop"):
+        pass
+    with stage("silent stage"):
+        pass
+    log("silent message")
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+    for _ in progress(range(3), desc="loud loop", verbose=1):
+        pass
+    with stage("loud stage", verbose=1) as bar:
+        bar.set_postfix_str("step two")
+    log("loud message", verbose=1)
+    log("not at level 2", verbose=1, level=2)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    for text in ("loud loop", "3/3", "loud stage", "step two", "loud message"):
+        assert text in captured.err, text
+    assert "not at level 2" not in captured.err
+
+
+def test_ticking_redraws_then_stops_its_thread(capsys, monkeypatch):
+    import semiscale.bench.harness.progress as ticker
+
+    monkeypatch.setattr(ticker, "TICK_SECONDS", 0.01)
+    with ticking_stage("a long step", verbose=1):
+        threading.Event().wait(0.1)
+    assert "a long step: 00:00" in capsys.readouterr().err
+    with ticking(progress(total=2, desc="off")) as bar:  # disabled: no thread
+        bar.update()
+    assert not [t for t in threading.enumerate() if t.name == "semiscale-progress"]
+    assert capsys.readouterr().err == ""
+
+
+# ---------------------------------------------------------------------------------- solvers
+def test_cg_counts_iterations_with_the_residual_on_stderr(capsys):
+    A = _spd()
+    b = np.ones(A.shape[0])
+    quiet = cg(A, b, tol=1e-8)
+    assert capsys.readouterr().err == ""
+
+    loud = cg(A, b, tol=1e-8, verbose=1, desc="CG test")
+    err = capsys.readouterr().err
+    assert f"CG test: {loud.n_iter}it" in err
+    assert "residual" in err and "(tol 1e-08)" in err
+    np.testing.assert_array_equal(loud.x, quiet.x)  # reporting changes nothing
+
+    cg(A, np.column_stack([b, 2 * b]), tol=1e-8, verbose=2)
+    err = capsys.readouterr().err
+    assert "[CG] iteration 1: residual" in err and "columns active" in err
+
+
+def test_cg_follows_the_ambient_level(capsys):
+    A = _spd()
+    with verbosity(1):
+        cg(A, np.ones(A.shape[0]))
+    assert "CG: " in capsys.readouterr().err
+    with verbosity(1), silenced():
+        cg(A, np.ones(A.shape[0]))
+    assert capsys.readouterr().err == ""
+
+
+def _moons(n=120):
+    from semiscale.datasets import make_two_moons
+
+    X, y = make_two_moons(n, noise=0.1, random_state=0)
+    y_ssl = np.full(n, np.nan)
+    y_ssl[:12] = y[:12]
+    return X, y_ssl
+
+
+@pytest.mark.parametrize("verbose", [0, 1])
+def test_nystrom_pcg_fit_reports_its_preconditioner_and_iterations(verbose, capsys):
+    from semiscale.graph import KNNGraph
+    from semiscale.kernels import RBF
+    from semiscale.models import NystromLapRLSRegressor
+
+    X, y = _moons()
+    model = NystromLapRLSRegressor(
+        kernel=RBF(gamma=5.0), graph=KNNGraph(10), n_centers=40, random_state=0, verbose=verbose
+    )
+    model.fit(X, y)
+    err = capsys.readouterr().err
+    if verbose:
+        assert "preconditioner (" in err and "PCG (" in err and "residual" in err
+    else:
+        assert err == ""
+
+
+def test_newton_reports_its_steps(capsys):
+    from semiscale.graph import KNNGraph
+    from semiscale.kernels import RBF
+    from semiscale.losses import SquaredHingeLoss
+    from semiscale.solvers.exact import solve_exact
+    from semiscale.solvers.manifold import solve_manifold
+    from semiscale.solvers.problem import ManifoldProblem
+
+    X, y = _moons()
+    labeled = np.isfinite(y)
+    targets = np.where(labeled, 2 * np.nan_to_num(y) - 1, 0.0)[:, None]
+    laplacian = KNNGraph(10).fit(X).laplacian_
+    problem = ManifoldProblem(
+        X=X, targets=targets, labeled=labeled, laplacian=laplacian, lambda_ambient=0.05,
+        lambda_intrinsic=0.5, kernel=RBF(gamma=5.0), loss=SquaredHingeLoss(), verbose=1,
+    )  # fmt: skip
+    solution = solve_manifold(problem, partial(solve_exact, solver="cg", tol=1e-6))
+    err = capsys.readouterr().err
+    steps = solution.info["newton_iterations"][0]
+    assert f"Newton (squared_hinge, column 0): {steps}step" in err
+    assert "objective" in err and "CG" in err  # each step's inner solve below it
