@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from semiscale.bench.harness import Cap, Dataset, MethodRegistry, Protocol, RecordStore, Sizes
@@ -129,3 +130,96 @@ def test_semiscale_and_estimators_never_import_the_harness():
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------- issue 11: progress, --out
+class _Mean:
+    """A stand-in estimator: predicts the mean of the observed targets."""
+
+    def fit(self, X, y, laplacian=None):
+        self.mean_ = float(np.nanmean(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+def _toy_benchmark():
+    """Two methods on housing, 2 repeats, "slow" capped to one: 3 fits in all."""
+    from semiscale.bench.harness import Benchmark, TableSpec, rmse, run_table
+    from semiscale.graph import KNNGraph
+
+    methods = MethodRegistry()
+    for name in ("fast", "slow"):
+        methods.register(name, params="p", description="mean")(lambda *a, **k: _Mean())
+    protocol = Protocol(
+        paper="toy",
+        datasets=(Dataset("small", "housing"),),
+        methods=("fast", "slow"),
+        repeats=2,
+        caps={"slow": (Cap(1, "one repeat"),)},
+    )
+    table = TableSpec(
+        graph=lambda protocol, seed: KNNGraph(10),
+        choose=lambda *args: {"params": {"p": {}}},
+        score=lambda est, split: {"rmse": rmse(est.predict(split.X_test), split.y_test)},
+        metric="rmse",
+    )
+    return Benchmark(
+        name="toy",
+        protocol=protocol,
+        quick_protocol=protocol,
+        methods=methods,
+        experiments=(("tables", run_table),),
+        render=lambda *args: [],
+        table=table,
+    )
+
+
+@pytest.fixture
+def _draw_every_state(monkeypatch):
+    import semiscale._progress
+
+    monkeypatch.setattr(semiscale._progress, "MIN_INTERVAL", 0)
+
+
+def test_a_run_shows_a_bar_over_its_fits_and_counts_recorded_ones_as_done(
+    tmp_path, capsys, _draw_every_state
+):
+    from semiscale.bench.harness import run_benchmark
+
+    bench = _toy_benchmark()
+    run_benchmark(bench, out=tmp_path, verbose=1)
+    captured = capsys.readouterr()
+    assert captured.out == ""  # progress and log lines go to stderr
+    err = captured.err
+    assert "toy tables:   0%" in err and "0/3" in err and "3/3" in err
+    assert "small: fast, repeat 1" in err  # the postfix names the fit in progress
+    assert "small: slow repeat 0: rmse" in err  # the log line, written above the bar
+
+    run_benchmark(bench, out=tmp_path, verbose=1)  # resumed: every fit is recorded
+    err = capsys.readouterr().err
+    assert "toy tables: 100%" in err and "3/3" in err
+    assert "0/3" not in err and "repeat 0: rmse" not in err
+
+    run_benchmark(bench, out=tmp_path, verbose=0, force=True)  # refits, silently
+    assert capsys.readouterr().err == ""
+    records = RecordStore(tmp_path, "toy", bench.protocol.digest()).select("table")
+    assert sorted((r["method"], r["repeat"]) for r in records if "rmse" in r) == [
+        ("fast", 0),
+        ("fast", 1),
+        ("slow", 0),
+    ]
+
+
+def test_a_run_writes_in_the_current_directory_by_default_never_in_the_committed_results():
+    from pathlib import Path
+
+    from semiscale.bench.harness import CATALOG, load_benchmark
+    from semiscale.bench.harness.benchmark import default_out
+
+    for name in CATALOG:
+        bench = load_benchmark(name)
+        assert default_out(bench) == Path("semiscale-bench", name)
+        assert default_out(bench, quick=True) == Path("semiscale-bench", "quick", name)
+        assert bench.results == f"benchmarks/results/{name}"  # where maintainers keep them

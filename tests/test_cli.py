@@ -7,7 +7,10 @@ from semiscale.cli import main
 
 def test_demo_laprls_beats_rls(capsys):
     assert main(["demo", "--plot", "", "--skip-real"]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
+    # never silent: each stage is named on stderr while it runs (the results go to stdout)
+    for stage in ("two moons: data", "two moons: RLS (supervised)", "two moons: LapRLS (exact)"):
+        assert stage in err and stage not in out
     rows = {line.split("  ")[0].strip(): line.split() for line in out.splitlines()}
     lap = float(rows["LapRLS (exact)"][2])
     rls = float(rows["RLS (supervised)"][2])
@@ -63,8 +66,15 @@ def test_real_demo_runs_on_a_shipped_dataset():
 
 
 # ------------------------------------------------------------------ issue 11: bad input
+def _screen(err: str) -> list[str]:
+    """The non-blank lines a terminal shows of ``err``: a progress line redrawn with '\r' (and
+    erased with spaces when its stage ends) leaves only its last state."""
+    shown = [line.split("\r")[-1] for line in err.split("\n")]
+    return [line for line in shown if line.strip()]
+
+
 def _one_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
+    lines = _screen(err)
     assert len(lines) == 1, err
     assert "Traceback" not in err
     return lines[0]
@@ -98,14 +108,11 @@ def test_data_dir_that_is_a_file_is_one_line(tmp_path, monkeypatch, capsys):
     not_a_dir = tmp_path / "data.txt"
     not_a_dir.write_text("not a directory")
     monkeypatch.setenv("SEMISCALE_DATA", str(not_a_dir))
-    for argv in (["graph", "w7a"], ["datasets"]):
-        code = main(argv)
-        err = capsys.readouterr().err
-        if argv == ["datasets"] and code == 0:
-            continue  # listing may work from the embedded copies alone
-        assert code == 2
-        line = _one_line(err)
+    for argv in (["graph", "w7a"], ["datasets"], ["datasets", "--json"]):
+        assert main(argv) == 2, argv
+        line = _one_line(capsys.readouterr().err)
         assert "SEMISCALE_DATA" in line and "not a directory" in line
+        assert "unset it" in line  # the fix
 
 
 @pytest.mark.parametrize("n_train", ["1", "0", "-5"])
@@ -138,3 +145,60 @@ def test_license_file_matches_the_package_metadata():
     assert "BSD 3-Clause License" in text
     assert "Copyright (c) 2026, the semiscale developers" in text
     assert "BSD-3-Clause" in (root / "pyproject.toml").read_text()
+
+
+def test_unreachable_download_url_is_one_line_with_the_fix(tmp_path, monkeypatch, capsys):
+    import socket
+
+    from semiscale.datasets import registry
+
+    with socket.socket() as s:  # a port on 127.0.0.1 that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    file = registry.DataFile("toy.svm", url=f"http://127.0.0.1:{port}/toy.svm")
+    info = registry.DatasetInfo(
+        name="toy", task="binary", n_features=5, splits=(registry.SplitInfo("train", 20, (file,)),)
+    )
+    monkeypatch.setitem(registry.REGISTRY, "toy", info)
+    monkeypatch.setenv("SEMISCALE_DATA", str(tmp_path))
+    assert main(["graph", "toy"]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith("semiscale graph: error: toy: could not download toy.svm")
+    assert f"127.0.0.1:{port}" in line and "Check the network" in line
+
+
+# ------------------------------------------------------------------ issue 11: progress, --out
+def test_quiet_silences_progress(capsys):
+    argv = ["graph", "housing", "-k", "10", "--json"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "loading housing" in err and "kNN graph of 506 points" in err
+    assert json.loads(out)["n_samples"] == 506  # progress never reaches stdout
+    for quiet in ("-q", "--quiet"):
+        assert main(argv + [quiet]) == 0
+        out, err = capsys.readouterr()
+        assert err == "" and json.loads(out)["n_samples"] == 506
+
+
+def test_bench_writes_in_the_current_directory_by_default(tmp_path, monkeypatch, capsys):
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "paper000", "--quick", "--render-only"]) == 0
+    out, err = capsys.readouterr()
+    folder = Path("semiscale-bench", "quick", "paper000")
+    paths = [Path(line) for line in out.splitlines()]
+    assert paths and all(p.parent == folder and (tmp_path / p).is_file() for p in paths)
+    assert f"wrote {len(paths)} files in {folder}" in err
+    assert main(["bench", "paper000", "--quick", "--render-only", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_bench_help_states_the_default_folder():
+    from semiscale.cli import build_parser
+
+    parser = build_parser()
+    bench = next(a for a in parser._actions if a.dest == "command").choices["bench"]
+    (out,) = [a for a in bench._actions if a.dest == "out"]
+    assert out.default is None  # decided by the harness: ./semiscale-bench/NAME
+    assert "./semiscale-bench/NAME" in out.help and "benchmarks/results/NAME" in out.help

@@ -38,10 +38,14 @@ def _cmd_graph(args):
     import numpy as np
 
     from .bench._measure import measure
+    from .bench.harness.progress import ticking_stage
     from .datasets import load_dataset
     from .graph import KNNGraph
 
-    X, _ = load_dataset(args.dataset, split=args.split)
+    level = _level(args)
+    with ticking_stage(f"loading {args.dataset}", level):
+        # verbose: a download's bar (its "Downloading" line goes to stdout: not with --json)
+        X, _ = load_dataset(args.dataset, split=args.split, verbose=bool(level) and not args.json)
     if args.max_samples:
         X = X[: args.max_samples]
     graph = KNNGraph(
@@ -51,7 +55,7 @@ def _cmd_graph(args):
         normalized=args.normalized,
         random_state=0,
     )
-    with measure() as m:
+    with ticking_stage(f"kNN graph of {X.shape[0]} points", level), measure() as m:
         graph.fit(X)
     degree = np.diff(graph.adjacency_.indptr)
     report = {
@@ -94,7 +98,10 @@ def _cmd_demo(args):
             f"an 8-neighbour graph), got {args.n_train}; the default is 2000"
         )
 
-    result = run_demo(n_train=args.n_train, random_state=args.seed, plot_path=args.plot or None)
+    level = _level(args)
+    result = run_demo(
+        n_train=args.n_train, random_state=args.seed, plot_path=args.plot or None, verbose=level
+    )
     print(
         f"two moons: {result['n_train']} training points ({result['n_labeled']} labeled), "
         f"{result['n_test']} test points"
@@ -114,7 +121,7 @@ def _cmd_demo(args):
         print(f"picture: {result['plot']}")
     if args.skip_real:
         return 0
-    real = run_real_demo(dataset=args.dataset, random_state=args.seed)
+    real = run_real_demo(dataset=args.dataset, random_state=args.seed, verbose=level)
     print(
         f"\n{real['dataset']}: {real['n_train']} training points ({real['n_labeled']} labeled), "
         f"{real['n_test']} test points; graph built once in {real['graph_seconds']:.2f} s"
@@ -169,6 +176,7 @@ def _cmd_bench(args):
         force=args.force,
         skip=args.skip.split(",") if args.skip else (),
         render_only=args.render_only,
+        verbose=_level(args),
         command=" ".join([f"semiscale bench {name}"] + [text for given, text in options if given]),
     )
     for path in paths:
@@ -194,11 +202,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action="version", version=f"semiscale {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    # Every command shows progress on stderr (bars, stage names, log lines); --quiet turns it
+    # off and leaves the results on stdout and errors on stderr.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bars or log lines on stderr (results and errors still print)",
+    )
 
-    p = sub.add_parser("datasets", help="list the known datasets, their sizes and locations")
+    p = sub.add_parser(
+        "datasets", parents=[common], help="list the known datasets, their sizes and locations"
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    p = sub.add_parser("graph", help="build a kNN graph on a dataset and report cost and shape")
+    p = sub.add_parser(
+        "graph", parents=[common], help="build a kNN graph on a dataset and report cost and shape"
+    )
     p.add_argument("dataset", help="dataset name (see `semiscale datasets`)")
     p.add_argument("--split", default="train", help="dataset split (default: train)")
     p.add_argument(
@@ -224,6 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "demo",
+        parents=[common],
         help="LapRLS vs RLS on two moons (one label per class), then Nyström-PCG vs RLS vs "
         "exact LapRLS on a real dataset",
     )
@@ -240,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "bench",
+        parents=[common],
         help="reproduce a paper's results or run a study (`semiscale bench list`)",
         description="Records go to OUT/records.jsonl and are reused: a rerun skips recorded work.",
     )
@@ -247,7 +270,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--datasets", default=None, help="comma-separated dataset names (default: all)")
     p.add_argument("--quick", action="store_true", help="tiny subsamples: a smoke test")
     p.add_argument(
-        "--out", default=None, help="records and reports folder (default: benchmarks/results/NAME)"
+        "--out",
+        default=None,
+        help="records and reports folder (default: ./semiscale-bench/NAME, or "
+        "./semiscale-bench/quick/NAME with --quick; the repository's committed results are "
+        "updated only with an explicit --out benchmarks/results/NAME)",
     )
     p.add_argument("--force", action="store_true", help="recompute work already recorded")
     p.add_argument(
@@ -286,11 +313,21 @@ def _download_hint(exc: OSError) -> str:
     return ""
 
 
+def _level(args) -> int:
+    """The verbosity a command runs at: 1 (progress on stderr) unless ``--quiet``."""
+    return 0 if getattr(args, "quiet", False) else 1
+
+
 def main(argv=None) -> int:
+    from ._progress import verbosity
+
     args = build_parser().parse_args(argv)
     try:
         _check_data_dir()
-        return COMMANDS[args.command](args)
+        # The ambient level reaches the library's own progress (kNN search, kernel caching,
+        # (P)CG iterations) without a verbose= on every object the command builds.
+        with verbosity(_level(args)):
+            return COMMANDS[args.command](args)
     except OSError as exc:  # downloads, the data directory, missing files
         print(
             f"semiscale {args.command}: error: {_one_line(exc)}{_download_hint(exc)}",

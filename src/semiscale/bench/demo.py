@@ -19,20 +19,24 @@ def run_demo(
     kernel_sigma=0.15,
     random_state=0,
     plot_path=None,
+    verbose=0,
 ):
     """Fit LapRLS and RLS on two moons with two labeled points; return a result dict.
 
     Parameters mirror the estimators'; ``plot_path`` (PNG) is written when matplotlib is
-    installed, otherwise the dict records why no picture was made.
+    installed, otherwise the dict records why no picture was made.  ``verbose`` >= 1 names
+    each stage (data, fits, picture) on stderr with a running clock while it runs.
     """
     from ..datasets import make_two_moons
     from ..graph import KNNGraph
     from ..kernels import RBF, gamma_from_sigma
     from ..models import LapRLSClassifier
+    from .harness.progress import ticking_stage
 
     rng = np.random.default_rng(random_state)
-    X, y = make_two_moons(n_train, noise=noise, random_state=rng)
-    X_test, y_test = make_two_moons(n_test, noise=noise, random_state=rng)
+    with ticking_stage("two moons: data", verbose):
+        X, y = make_two_moons(n_train, noise=noise, random_state=rng)
+        X_test, y_test = make_two_moons(n_test, noise=noise, random_state=rng)
     y_ssl = np.full_like(y, -1)
     for c in (0, 1):
         y_ssl[rng.choice(np.flatnonzero(y == c))] = c
@@ -55,26 +59,32 @@ def run_demo(
     }
     rows = []
     for name, model in models.items():
-        start = time.perf_counter()
-        model.fit(X, y_ssl)
-        fit_seconds = time.perf_counter() - start
-        rows.append(
-            {
-                "model": name,
-                "test_accuracy": float(model.score(X_test, y_test)),
-                "transductive_accuracy": float(np.mean(model.transduction_ == y)),
-                "fit_seconds": fit_seconds,
-                "graph_seconds": model.timings_["graph"],
-            }
-        )
-    result = {
+        with ticking_stage(f"two moons: {name}", verbose) as stage:
+            stage.set_postfix_str("fit", refresh=False)
+            start = time.perf_counter()
+            model.fit(X, y_ssl)
+            fit_seconds = time.perf_counter() - start
+            stage.set_postfix_str("test predictions", refresh=False)
+            rows.append(
+                {
+                    "model": name,
+                    "test_accuracy": float(model.score(X_test, y_test)),
+                    "transductive_accuracy": float(np.mean(model.transduction_ == y)),
+                    "fit_seconds": fit_seconds,
+                    "graph_seconds": model.timings_["graph"],
+                }
+            )
+    picture = None
+    if plot_path:
+        with ticking_stage("two moons: picture", verbose):
+            picture = _plot(plot_path, X, y_ssl, X_test, models, rows)
+    return {
         "n_train": n_train,
         "n_test": n_test,
         "n_labeled": int((y_ssl != -1).sum()),
         "rows": rows,
-        "plot": _plot(plot_path, X, y_ssl, X_test, models, rows) if plot_path else None,
+        "plot": picture,
     }
-    return result
 
 
 def _plot(path, X, y_ssl, X_test, models, rows):
@@ -119,6 +129,7 @@ def run_real_demo(
     intrinsic_reg=10.0,
     n_centers=0.1,
     random_state=0,
+    verbose=0,
 ):
     """Nyström-PCG vs supervised RLS vs exact LapRLS on a shipped real dataset.
 
@@ -126,25 +137,30 @@ def run_real_demo(
     dataset's train split; accuracy on its whole test split.  Kernel: RBF with the median
     heuristic; graph: 8-NN with paper 000's weights exp(−d²/4).  ``make run`` on a9a (seed 0,
     100 labels, 2026-11-22, labeled points among the centers): test accuracy RLS 0.768, exact
-    LapRLS 0.793, Nyström-PCG 0.796 (14 PCG iterations).
+    LapRLS 0.793, Nyström-PCG 0.796 (14 PCG iterations).  ``verbose`` >= 1 names each stage
+    (data, graph, each fit) on stderr with a running clock while it runs; the (P)CG iteration
+    counters show below it when the command line's ambient verbosity is on.
     """
     from ..datasets import load_dataset, ssl_split
     from ..graph import KNNGraph
     from ..kernels import RBF
     from ..models import LapRLSClassifier, NystromLapRLSClassifier
+    from .harness.progress import ticking_stage
 
     rng = np.random.default_rng(random_state)
-    X, y = load_dataset(dataset)
-    X_test, y_test = load_dataset(dataset, split="test")
+    with ticking_stage(f"{dataset}: data", verbose):
+        X, y = load_dataset(dataset, verbose=bool(verbose))
+        X_test, y_test = load_dataset(dataset, split="test", verbose=bool(verbose))
     index = rng.choice(X.shape[0], size=min(n_train, X.shape[0]), replace=False)
     X, y = X[index], y[index]
     labeled, _ = ssl_split(y, n_labeled=n_labeled, random_state=random_state)
     marker = "unlabeled"
     y_ssl = np.where(labeled, y.astype(object), marker)
 
-    start = time.perf_counter()
-    graph = KNNGraph(n_neighbors=8, bandwidth=np.sqrt(2)).fit(X)
-    graph_seconds = time.perf_counter() - start
+    with ticking_stage(f"{dataset}: kNN graph", verbose):
+        start = time.perf_counter()
+        graph = KNNGraph(n_neighbors=8, bandwidth=np.sqrt(2)).fit(X)
+        graph_seconds = time.perf_counter() - start
     kernel = RBF(gamma="median")
     common = dict(kernel=kernel, ambient_reg=ambient_reg, random_state=random_state)
     models = {
@@ -158,10 +174,13 @@ def run_real_demo(
     }
     rows = []
     for name, model in models.items():
-        start = time.perf_counter()
-        model.fit(X, y_ssl, laplacian=graph.laplacian_)
-        fit_seconds = time.perf_counter() - start
-        y_pred = model.predict(X_test).astype(y_test.dtype)
+        with ticking_stage(f"{dataset}: {name}", verbose) as stage:
+            stage.set_postfix_str("fit", refresh=False)
+            start = time.perf_counter()
+            model.fit(X, y_ssl, laplacian=graph.laplacian_)
+            fit_seconds = time.perf_counter() - start
+            stage.set_postfix_str("test predictions", refresh=False)
+            y_pred = model.predict(X_test).astype(y_test.dtype)
         rows.append(
             {
                 "model": name,

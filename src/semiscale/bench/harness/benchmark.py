@@ -10,19 +10,30 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 
+from ..._progress import log as progress_log
+from ..._progress import progress
 from .._measure import machine_info
+from .progress import ticking
 from .protocol import Protocol
 from .records import RecordStore
 from .registry import MethodRegistry
 
-__all__ = ["CATALOG", "Benchmark", "RunContext", "load_benchmark", "run_benchmark"]
+__all__ = [
+    "CATALOG",
+    "DEFAULT_OUT",
+    "Benchmark",
+    "RunContext",
+    "default_out",
+    "load_benchmark",
+    "run_benchmark",
+]
 
 #: Every benchmark: name -> (module defining ``BENCHMARK``, one line for ``semiscale bench list``).
 CATALOG = {
@@ -35,6 +46,12 @@ CATALOG = {
         "study: a Nyström-PCG fit's time phase by phase (paper 000's protocol, its run's CV)",
     ),
 }
+
+#: Where a run writes when no folder is given: ``./semiscale-bench/<name>`` in the current
+#: directory (``./semiscale-bench/quick/<name>`` for a quick run, whose records never mix with a
+#: full run's).  Never the repository's committed results (``Benchmark.results``): a maintainer
+#: updates those with an explicit ``--out benchmarks/results/<name>``.
+DEFAULT_OUT = "semiscale-bench"
 
 #: Environment variables that change a run, recorded in its command line.
 _ENV_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "SEMISCALE_DATA")
@@ -60,6 +77,9 @@ class Benchmark:
     table : object, optional
         The :class:`~semiscale.bench.harness.runner.TableSpec` when an experiment is
         :func:`~semiscale.bench.harness.runner.run_table`.
+    results : str
+        The repository folder of its committed results (e.g. ``benchmarks/results/paper000``),
+        for the record and the help text; runs write there only when asked with ``out=``.
     """
 
     name: str
@@ -69,16 +89,40 @@ class Benchmark:
     experiments: tuple
     render: Callable
     table: object = None
-    default_out: str = field(default="")
+    results: str = field(default="")
 
 
 @dataclass
 class RunContext:
-    """What one invocation asked for: datasets, data folder, progress log."""
+    """What one invocation asked for: datasets, data folder, progress log and bars.
+
+    ``log(message)`` writes a dated line on stderr (above the bars) unless ``verbose`` is 0;
+    ``fits(total, done)`` opens the progress bar of the running experiment (``experiment``):
+    ``total`` fits planned, ``done`` of them already recorded (a resumed run starts there).
+    """
 
     datasets: list
     data_home: object
     log: Callable
+    verbose: int = 1
+    experiment: str = ""
+    name: str = ""
+
+    @contextmanager
+    def fits(self, total: int, done: int = 0):
+        """The running experiment's progress bar over its ``total`` fits (``done`` recorded).
+
+        Disabled when ``verbose`` is 0.  Its clock keeps running through long fits
+        (:func:`~semiscale.bench.harness.progress.ticking`); the block names the work in
+        progress with ``bar.set_postfix_str(...)``, and the postfix is cleared at the end.
+        """
+        label = f"{self.name} {self.experiment}".strip()
+        bar = progress(
+            total=total, initial=done, desc=label, verbose=self.verbose, unit="fit", leave=True
+        )
+        with bar, ticking(bar):
+            yield bar
+            bar.set_postfix_str("", refresh=False)
 
 
 def load_benchmark(name: str) -> Benchmark:
@@ -103,12 +147,18 @@ def _code_version() -> str | None:
     return out.stdout.strip() or None
 
 
-def _logger(name):
+def _logger(name, verbose):
     def log(message: str) -> None:
         stamp = time.strftime("%H:%M:%S")
-        print(f"[bench {name} {stamp}] {message}", file=sys.stderr, flush=True)
+        progress_log(f"[bench {name} {stamp}] {message}", verbose)
 
     return log
+
+
+def default_out(bench: Benchmark, quick: bool = False) -> Path:
+    """The folder a run writes to when none is given (:data:`DEFAULT_OUT`)."""
+    root = Path(DEFAULT_OUT)
+    return (root / "quick" if quick else root) / bench.name
 
 
 def run_benchmark(
@@ -122,6 +172,7 @@ def run_benchmark(
     render_only: bool = False,
     data_home=None,
     command: str | None = None,
+    verbose: int = 1,
 ):
     """Run ``bench``'s experiments (skipping recorded work) and render its reports.
 
@@ -132,7 +183,8 @@ def run_benchmark(
     quick : bool
         Use the quick protocol (a smoke test; its records never mix with the full run's).
     out : path-like, optional
-        Folder of the records and reports (default ``bench.default_out``).
+        Folder of the records and reports (default :func:`default_out`:
+        ``./semiscale-bench/<name>``, ``./semiscale-bench/quick/<name>`` for a quick run).
     force : bool
         Recompute work that is already recorded.
     skip : iterable of str
@@ -141,6 +193,9 @@ def run_benchmark(
         Only render the reports from the records.
     command : str, optional
         The command line to record (environment variables that change a run are prepended).
+    verbose : int
+        1 (the default): a log line per step and a progress bar per experiment on stderr; 0:
+        silent.
 
     Returns
     -------
@@ -158,9 +213,9 @@ def run_benchmark(
     unknown = set(skip) - set(experiments)
     if unknown:
         raise ValueError(f"cannot skip {sorted(unknown)}: experiments are {list(experiments)}")
-    out = out or bench.default_out
+    out = out or default_out(bench, quick)
     store = RecordStore(out, protocol.paper, protocol.digest(), force=force)
-    log = _logger(bench.name)
+    log = _logger(bench.name, verbose)
     if not render_only:
         env = [f"{k}={os.environ[k]}" for k in _ENV_VARS if k in os.environ]
         start = time.perf_counter()
@@ -170,10 +225,11 @@ def run_benchmark(
             code=_code_version(),
             datasets=names,
         )
-        ctx = RunContext(names, data_home, log)
+        ctx = RunContext(names, data_home, log, verbose=verbose, name=bench.name)
         seconds = {}
         for exp, run in experiments.items():
             if exp not in skip:
+                ctx.experiment = exp
                 t0 = time.perf_counter()
                 run(bench, protocol, store, ctx)
                 seconds[exp] = time.perf_counter() - t0

@@ -18,8 +18,10 @@ from functools import partial
 
 import numpy as np
 
+from ..._progress import silenced
 from .._measure import measure
 from .data import load_dense, make_split
+from .protocol import Sizes
 
 __all__ = [
     "RETIME_BELOW_SECONDS",
@@ -28,7 +30,9 @@ __all__ = [
     "chosen_params",
     "estimator_facts",
     "measured_fit",
+    "planned_sizes",
     "run_table",
+    "table_plan",
 ]
 
 #: Fits faster than this (traced) are timed again without tracemalloc; slower ones are dominated
@@ -51,9 +55,10 @@ def measured_fit(fit: Callable[[], object], *, trace_memory: bool = True, retime
     ``peak_traced_bytes`` (tracemalloc peak of the traced fit: numpy allocations, not BLAS
     workspaces), ``max_rss_bytes`` (the process's lifetime peak: an upper bound carried over
     from earlier, larger fits) and ``warnings``; on an exception only ``error`` and
-    ``warnings``.
+    ``warnings``.  The fit runs with the ambient verbosity at 0: the library draws no bars (a
+    run's own bar, redrawn once a second, allocates a few hundred bytes at a time).
     """
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, silenced():
         warnings.simplefilter("always")
         try:
             with measure(trace_memory=trace_memory) as m:
@@ -62,7 +67,7 @@ def measured_fit(fit: Callable[[], object], *, trace_memory: bool = True, retime
             return {"error": f"{type(exc).__name__}: {exc}", "warnings": _warning_lines(caught)}
     seconds, timed = m.seconds, "traced fit" if trace_memory else "fit"
     if trace_memory and retime and m.seconds < RETIME_BELOW_SECONDS:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), silenced():
             warnings.simplefilter("ignore")
             with measure(trace_memory=False) as untraced:
                 fit()
@@ -130,51 +135,106 @@ class TableSpec:
     metric: str
 
 
+def planned_sizes(protocol, name: str, store=None) -> Sizes | None:
+    """``name``'s problem sizes before its data are loaded, for counting the planned fits.
+
+    The sizes its table recorded (this protocol's), else the dataset registry's row and column
+    counts; None when neither is known.  The run corrects its count once the data are loaded.
+    """
+    recorded = store.get("table", name, "sizes") if store is not None else None
+    if recorded is not None:
+        return Sizes(**{f.name: recorded[f.name] for f in dataclasses.fields(Sizes)})
+    from ...datasets import dataset_info
+
+    source = protocol.dataset(name).source
+    try:
+        info = dataset_info(source)
+        n = info.split("train").n_samples
+    except ValueError:  # not registered (e.g. a test's data): counted once loaded
+        return None
+    if protocol.max_samples:
+        n = min(n, protocol.max_samples)
+    return protocol.sizes(name, n, info.n_features)
+
+
+def table_plan(protocol, name: str, sizes: Sizes) -> list[tuple[str, int]]:
+    """The (method, repeat) fits of ``name``'s table, repeat by repeat."""
+    plans = {meth: protocol.plan(meth, name, sizes)[0] for meth in protocol.methods}
+    repeats = protocol.repeats_for(name)[0]
+    return [(m, r) for r in range(repeats) for m in protocol.methods if r in plans[m]]
+
+
+def _count(store, name, fits) -> tuple[int, int]:
+    return len(fits), sum(store.done("table", name, m, r) for m, r in fits)
+
+
 def run_table(bench, protocol, store, ctx) -> None:
-    """Fit every planned (dataset, method, repeat) not yet recorded; record each."""
+    """Fit every planned (dataset, method, repeat) not yet recorded; record each.
+
+    Progress: one bar over the planned fits of the selected datasets (recorded ones counted as
+    done), its postfix naming the step in progress (CV search, graph, fit).
+    """
+    names = [n for n in ctx.datasets if protocol.dataset(n).source is not None]
+    counts = {}
+    for name in names:
+        sizes = planned_sizes(protocol, name, store)
+        counts[name] = (
+            (0, 0) if sizes is None else _count(store, name, table_plan(protocol, name, sizes))
+        )
+    total, done = map(sum, zip(*counts.values())) if counts else (0, 0)
+    with ctx.fits(total, done) as bar:
+        for name in names:
+            _table_dataset(bench, protocol, store, ctx, name, bar, counts[name])
+
+
+def _table_dataset(bench, protocol, store, ctx, name, bar, counted) -> None:
     spec: TableSpec = bench.table
-    for name in ctx.datasets:
-        source = protocol.dataset(name).source
-        if source is None:
-            continue  # the reports show the paper's numbers alone
-        X, y = load_dense(source, protocol.max_samples, ctx.data_home)
-        sizes = protocol.sizes(name, *X.shape)
-        recorded = store.get("table", name, "sizes")
-        if store.force or recorded is None or recorded["n"] != sizes.n:
-            store.put("table", name, "sizes", **dataclasses.asdict(sizes))
-        plans = {meth: protocol.plan(meth, name, sizes)[0] for meth in protocol.methods}
-        repeats = protocol.repeats_for(name)[0]
-        ctx.log(f"{name} ({source}): {sizes}, {repeats} repeats")
-        for r in range(repeats):
-            todo = [
-                m for m in protocol.methods if r in plans[m] and not store.done("table", name, m, r)
-            ]
-            choose = r == 0 and not store.done("cv", name, "search")
-            if not (todo or choose):
-                continue
-            split = make_split(X, y, r, protocol.train_fraction, protocol.labeled_fraction)
-            if choose:
+    source = protocol.dataset(name).source
+    bar.set_postfix_str(f"{name}: loading", refresh=False)
+    X, y = load_dense(source, protocol.max_samples, ctx.data_home)
+    sizes = protocol.sizes(name, *X.shape)
+    recorded = store.get("table", name, "sizes")
+    if store.force or recorded is None or recorded["n"] != sizes.n:
+        store.put("table", name, "sizes", **dataclasses.asdict(sizes))
+    fits = table_plan(protocol, name, sizes)
+    total, done = _count(store, name, fits)
+    if (total, done) != counted:  # the registry's sizes were not the loaded data's
+        bar.total += total - counted[0]
+        bar.update(done - counted[1])
+    repeats = protocol.repeats_for(name)[0]
+    ctx.log(f"{name} ({source}): {sizes}, {repeats} repeats")
+    for r in range(repeats):
+        todo = [m for m, rep in fits if rep == r and not store.done("table", name, m, r)]
+        choose = r == 0 and not store.done("cv", name, "search")
+        if not (todo or choose):
+            continue
+        split = make_split(X, y, r, protocol.train_fraction, protocol.labeled_fraction)
+        if choose:
+            bar.set_postfix_str(f"{name}: CV search", refresh=False)
+            with silenced():
                 chosen = spec.choose(protocol, name, split, sizes, store)
-                store.put("cv", name, "search", **chosen)
-            chosen = chosen_params(store, name, "the table")
-            if not todo:
-                continue
-            with warnings.catch_warnings(record=True) as caught, measure(trace_memory=False) as mg:
-                warnings.simplefilter("always")
+            store.put("cv", name, "search", **chosen)
+        chosen = chosen_params(store, name, "the table")
+        if not todo:
+            continue
+        bar.set_postfix_str(f"{name}: graph, repeat {r}", refresh=False)
+        with warnings.catch_warnings(record=True) as caught, measure(trace_memory=False) as mg:
+            warnings.simplefilter("always")
+            with silenced():
                 graph = spec.graph(protocol, r).fit(split.X_train)
-            store.put("table", name, "graph", r, **graph_facts(graph, mg.seconds, caught))
-            ctx.log(f"{name}: repeat {r} graph {mg.seconds:.2f} s ({graph.search_method_})")
-            for meth in todo:
-                est = bench.methods.build(
-                    meth, chosen, sizes, protocol=protocol, dataset=name, seed=r
-                )
-                fit = partial(est.fit, split.X_train, split.y_observed, laplacian=graph.laplacian_)
-                rec = measured_fit(fit)
-                if "error" not in rec:
-                    rec.update(spec.score(est, split), **estimator_facts(est))
-                store.put("table", name, meth, r, **rec)
-                ctx.log(f"{name}: {meth} repeat {r}: {describe(rec, spec.metric)}")
-            del graph
+        store.put("table", name, "graph", r, **graph_facts(graph, mg.seconds, caught))
+        ctx.log(f"{name}: repeat {r} graph {mg.seconds:.2f} s ({graph.search_method_})")
+        for meth in todo:
+            bar.set_postfix_str(f"{name}: {meth}, repeat {r}", refresh=False)
+            est = bench.methods.build(meth, chosen, sizes, protocol=protocol, dataset=name, seed=r)
+            fit = partial(est.fit, split.X_train, split.y_observed, laplacian=graph.laplacian_)
+            rec = measured_fit(fit)
+            if "error" not in rec:
+                rec.update(spec.score(est, split), **estimator_facts(est))
+            store.put("table", name, meth, r, **rec)
+            bar.update()
+            ctx.log(f"{name}: {meth} repeat {r}: {describe(rec, spec.metric)}")
+        del graph
 
 
 def chosen_params(store, dataset: str, who: str) -> dict:

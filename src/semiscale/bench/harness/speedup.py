@@ -16,6 +16,7 @@ from functools import partial
 
 import numpy as np
 
+from ..._progress import silenced
 from .data import Split, load_dense, make_split
 from .protocol import Sizes, n_labeled
 from .report import MIB, header, md_table
@@ -55,7 +56,10 @@ def _problem(protocol, spec, data_home):
 
 
 def run_speedup(bench, protocol, store, ctx) -> None:
-    """Record every (threads, method, fit) not yet recorded (only when its dataset is run)."""
+    """Record every (threads, method, fit) not yet recorded (only when its dataset is run).
+
+    Progress: a bar over the fits (recorded ones counted as done).
+    """
     from threadpoolctl import threadpool_limits
 
     spec = protocol.speedup
@@ -64,24 +68,37 @@ def run_speedup(bench, protocol, store, ctx) -> None:
     if spec.dataset not in ctx.datasets or not todo:
         return
     chosen = chosen_params(store, spec.dataset, "the speed-up")
-    sub, sizes = _problem(protocol, spec, ctx.data_home)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        laplacian = bench.table.graph(protocol, 0).fit(sub.X_train).laplacian_
-    ctx.log(f"speed-up: {spec.dataset} {sizes}")
-    for threads, meth, k in todo:
-        with threadpool_limits(limits=THREADS[threads], user_api="blas"):
-            est = bench.methods.build(
-                meth, chosen, sizes, protocol=protocol, dataset=spec.dataset, seed=0
+    with ctx.fits(len(keys), len(keys) - len(todo)) as bar:
+        bar.set_postfix_str(f"{spec.dataset}: data and graph", refresh=False)
+        sub, sizes = _problem(protocol, spec, ctx.data_home)
+        with warnings.catch_warnings(), silenced():
+            warnings.simplefilter("ignore")
+            laplacian = bench.table.graph(protocol, 0).fit(sub.X_train).laplacian_
+        ctx.log(f"speed-up: {spec.dataset} {sizes}")
+        for threads, meth, k in todo:
+            bar.set_postfix_str(f"{spec.dataset}: {meth}, {threads}, fit {k}", refresh=False)
+            with threadpool_limits(limits=THREADS[threads], user_api="blas"):
+                est = bench.methods.build(
+                    meth, chosen, sizes, protocol=protocol, dataset=spec.dataset, seed=0
+                )
+                fit = partial(est.fit, sub.X_train, sub.y_observed, laplacian=laplacian)
+                rec = measured_fit(fit)
+            if "error" not in rec:
+                rec.update(bench.table.score(est, sub), **estimator_facts(est))
+            params = chosen[bench.methods[meth].params]
+            store.put(
+                "speedup",
+                spec.dataset,
+                meth,
+                k,
+                threads,
+                sizes=sizes.__dict__,
+                params=params,
+                **rec,
             )
-            rec = measured_fit(partial(est.fit, sub.X_train, sub.y_observed, laplacian=laplacian))
-        if "error" not in rec:
-            rec.update(bench.table.score(est, sub), **estimator_facts(est))
-        params = chosen[bench.methods[meth].params]
-        store.put(
-            "speedup", spec.dataset, meth, k, threads, sizes=sizes.__dict__, params=params, **rec
-        )
-        ctx.log(f"speed-up ({threads}): {meth} fit {k}: {rec.get('fit_seconds', np.nan):.2f} s")
+            bar.update()
+            seconds = rec.get("fit_seconds", np.nan)
+            ctx.log(f"speed-up ({threads}): {meth} fit {k}: {seconds:.2f} s")
 
 
 def render_speedup(protocol, store, metric: str) -> list[str] | None:

@@ -17,11 +17,12 @@ from functools import partial
 
 import numpy as np
 
+from ..._progress import silenced
 from .data import load_dense, make_split
 from .protocol import Sizes, n_labeled
 from .records import jsonable
 from .report import fmt, md_table, write_text
-from .runner import chosen_params, measured_fit
+from .runner import chosen_params, measured_fit, planned_sizes
 
 __all__ = ["FLAT", "Sweep", "render_sweeps", "run_sweeps", "sweep_curves"]
 
@@ -75,33 +76,64 @@ class Sweep:
 
 
 def run_sweeps(bench, protocol, store, ctx) -> None:
-    """Record every sweep point not yet recorded, on the selected datasets."""
+    """Record every sweep point not yet recorded, on the selected datasets.
+
+    Progress: one bar over the points of every sweep (recorded ones counted as done).
+    """
+    runs = [(sweep, name) for sweep in protocol.sweeps for name in sweep.datasets]
+    runs = [(sweep, name) for sweep, name in runs if name in ctx.datasets]
+    counted = {}
+    for sweep, name in runs:
+        sizes = planned_sizes(protocol, name, store)
+        counted[sweep.name, name] = (
+            (0, 0) if sizes is None else _count(sweep, protocol, name, sizes, store)
+        )
+    total, done = map(sum, zip(*counted.values())) if counted else (0, 0)
+    with ctx.fits(total, done) as bar:
+        for sweep, name in runs:
+            _sweep_dataset(bench, protocol, store, ctx, sweep, name, bar, counted[sweep.name, name])
+
+
+def _count(sweep, protocol, name, sizes, store) -> tuple[int, int]:
+    """(points, points recorded) of ``sweep`` on ``name``, over its repeats."""
+    points = sweep.points(protocol, name, sizes)
+    keys = [(p[0], r, p[1]) for r in range(sweep.repeats) for p in points]
+    return len(keys), sum(store.done(sweep.name, name, *key) for key in keys)
+
+
+def _sweep_dataset(bench, protocol, store, ctx, sweep, name, bar, counted) -> None:
     spec = bench.table
-    for sweep in protocol.sweeps:
-        for name in (n for n in sweep.datasets if n in ctx.datasets):
-            chosen = chosen_params(store, name, sweep.name)
-            X, y = load_dense(protocol.dataset(name).source, protocol.max_samples, ctx.data_home)
-            sizes = protocol.sizes(name, *X.shape)
-            for r in range(sweep.repeats):
-                points = sweep.points(protocol, name, sizes)
-                todo = [p for p in points if not store.done(sweep.name, name, p[0], r, p[1])]
-                if not todo:
-                    continue
-                split = make_split(X, y, r, protocol.train_fraction, protocol.labeled_fraction)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # the table records the graph's warnings
-                    laplacian = spec.graph(protocol, r).fit(split.X_train).laplacian_
-                for meth, setting, m, s in todo:
-                    size = Sizes(sizes.n, sizes.d, sizes.n_train, m, s)
-                    est = bench.methods.build(
-                        meth, chosen, size, protocol=protocol, dataset=name, seed=r
-                    )
-                    fit = partial(est.fit, split.X_train, split.observed(m), laplacian=laplacian)
-                    rec = measured_fit(fit, trace_memory=False)
-                    if "error" not in rec:
-                        rec.update(spec.score(est, split))
-                    store.put(sweep.name, name, meth, r, setting, n_train=sizes.n_train, **rec)
-                ctx.log(f"{sweep.name}: {name} repeat {r} done")
+    chosen = chosen_params(store, name, sweep.name)
+    bar.set_postfix_str(f"{sweep.name}, {name}: loading", refresh=False)
+    X, y = load_dense(protocol.dataset(name).source, protocol.max_samples, ctx.data_home)
+    sizes = protocol.sizes(name, *X.shape)
+    total, done = _count(sweep, protocol, name, sizes, store)
+    if (total, done) != counted:  # the planned sizes were not the loaded data's
+        bar.total += total - counted[0]
+        bar.update(done - counted[1])
+    for r in range(sweep.repeats):
+        points = sweep.points(protocol, name, sizes)
+        todo = [p for p in points if not store.done(sweep.name, name, p[0], r, p[1])]
+        if not todo:
+            continue
+        split = make_split(X, y, r, protocol.train_fraction, protocol.labeled_fraction)
+        bar.set_postfix_str(f"{sweep.name}, {name}: graph, repeat {r}", refresh=False)
+        with warnings.catch_warnings(), silenced():
+            warnings.simplefilter("ignore")  # the table records the graph's warnings
+            laplacian = spec.graph(protocol, r).fit(split.X_train).laplacian_
+        for meth, setting, m, s in todo:
+            bar.set_postfix_str(
+                f"{sweep.name}, {name}: {meth} at {setting}, repeat {r}", refresh=False
+            )
+            size = Sizes(sizes.n, sizes.d, sizes.n_train, m, s)
+            est = bench.methods.build(meth, chosen, size, protocol=protocol, dataset=name, seed=r)
+            fit = partial(est.fit, split.X_train, split.observed(m), laplacian=laplacian)
+            rec = measured_fit(fit, trace_memory=False)
+            if "error" not in rec:
+                rec.update(spec.score(est, split))
+            store.put(sweep.name, name, meth, r, setting, n_train=sizes.n_train, **rec)
+            bar.update()
+        ctx.log(f"{sweep.name}: {name} repeat {r} done")
 
 
 def sweep_curves(records, values, metric: str) -> dict:

@@ -1,7 +1,8 @@
 """Where a Nyström-PCG fit's time goes, phase by phase, next to paper 000's Table 3 time.
 
 Paper 000's protocol and splits, Nyström-PCG alone, with the hyper-parameters of paper 000's
-run (its CV records in ``benchmarks/results/paper000/``).  Per phase, the median over the
+run (its CV records in the ``paper000`` folder beside this run's: ``benchmarks/results/paper000/``
+for the committed results).  Per phase, the median over the
 repeats of the seconds the estimator records in ``solver_info_``: center selection, the
 right-hand side ``z = K_msᵀy`` (which fills the K_ns cache: the kernel evaluation), the
 preconditioner and the PCG loop; "rest" is the fit's wall time minus the phases (input checks,
@@ -73,5 +74,5 @@ BENCHMARK = Benchmark(
     experiments=(("tables", run_table),),
     render=render,
     table=dataclasses.replace(PAPER000.table, choose=choices_from("paper000")),
-    default_out="benchmarks/results/fit_breakdown",
+    results="benchmarks/results/fit_breakdown",
 )
