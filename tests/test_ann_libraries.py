@@ -65,7 +65,7 @@ def test_knngraph_passes_the_library(library):
 
 
 def test_unknown_library_is_refused():
-    with pytest.raises(ValueError, match="ann_library must be one of"):
+    with pytest.raises(ValueError, match="'ann_library' parameter of KNNGraph must be a str among"):
         KNNGraph(ann_library="annoy").fit(data(50, 3))
     with pytest.raises(ValueError, match="ann_library must be one of"):
         kneighbors(data(50, 3), 3, ann_library="faiss")

@@ -317,7 +317,7 @@ def test_preconditioner_options_reach_the_builder(problem):
     ).fit(X, y, laplacian=L)
     assert small.n_iter_ > full.n_iter_
     np.testing.assert_allclose(small.transduction_, full.transduction_, rtol=1e-4, atol=1e-4)
-    with pytest.raises(TypeError, match="preconditioner_options must be a dict"):
+    with pytest.raises(TypeError, match="'preconditioner_options' parameter .* must be .*'dict'"):
         NystromLapRLSRegressor(**kw, preconditioner_options=[("n_rows", 3)]).fit(X, y, laplacian=L)
     with pytest.raises(TypeError, match="unexpected keyword"):
         NystromLapRLSRegressor(**kw, preconditioner_options={"bogus": 1}).fit(X, y, laplacian=L)

@@ -198,3 +198,47 @@ def test_knngraph_records_feature_names():
     graph = KNNGraph(n_neighbors=4).fit(_frame(X))
     assert list(graph.feature_names_in_) == ["a", "b"] and graph.n_features_in_ == 2
     assert not hasattr(graph.fit(X), "feature_names_in_")
+
+
+# ------------------------------------------------------------------ parameter validation
+def _graphs():
+    from semiscale.graph import PrecomputedGraph
+
+    X = np.random.RandomState(0).uniform(size=(20, 5))  # check_param_validation's X
+    return [KNNGraph(n_neighbors=3), PrecomputedGraph(KNNGraph(n_neighbors=3).fit(X).adjacency_, X)]
+
+
+@pytest.mark.parametrize("estimator", _estimators() + _graphs(), ids=lambda e: type(e).__name__)
+def test_every_parameter_is_validated_declaratively(estimator):
+    # scikit-learn's own check: _parameter_constraints lists every parameter, and fit refuses a
+    # value of a wrong type or outside the constraints with an InvalidParameterError (a
+    # ValueError and a TypeError) saying "The 'name' parameter of Class must be ... Got ...".
+    from sklearn.utils.estimator_checks import check_param_validation
+
+    check_param_validation(type(estimator).__name__, estimator)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"ambient_reg": -1.0}, "The 'ambient_reg' parameter of LapRLSClassifier must be"),
+        ({"intrinsic_reg": np.nan}, "The 'intrinsic_reg' parameter"),
+        ({"kernel": "rbf"}, "'kernel' parameter .* must be an instance of 'semiscale.kernels"),
+        ({"graph": 8}, "'graph' parameter .* must be an object implementing 'fit'"),
+        ({"solver": "lu"}, "'solver' parameter .* must be a str among"),
+        ({"preconditioner": "magic"}, "'preconditioner' parameter"),
+        ({"memory_budget": -5}, "'memory_budget' parameter"),
+        ({"random_state": "seed"}, "'random_state' parameter .*Generator"),
+        ({"unlabeled": [-1]}, "'unlabeled' parameter"),
+    ],
+)
+def test_invalid_parameters_are_named_before_any_work(params, message, monkeypatch):
+    from semiscale.models import LapRLSClassifier
+
+    def no_graph(*args, **kwargs):
+        raise AssertionError("the graph was built before the parameters were checked")
+
+    monkeypatch.setattr(KNNGraph, "fit", no_graph)
+    X, _, y_ssl = _ssl_moons(60)
+    with pytest.raises(ValueError, match=message):
+        LapRLSClassifier(**params).fit(X, y_ssl)

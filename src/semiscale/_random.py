@@ -22,12 +22,19 @@ import numbers
 
 import numpy as np
 from sklearn.utils import check_random_state as _sklearn_check_random_state
+from sklearn.utils._param_validation import Interval
 
 __all__ = ["RANDOM_STATE_CONSTRAINT", "as_generator", "as_random_state", "check_random_state"]
 
 #: ``_parameter_constraints`` entry of a ``random_state`` parameter: scikit-learn's
 #: ``"random_state"`` (None, int in [0, 2**32), RandomState) plus Generator and SeedSequence.
-RANDOM_STATE_CONSTRAINT = ["random_state", np.random.Generator, np.random.SeedSequence]
+RANDOM_STATE_CONSTRAINT = [
+    Interval(numbers.Integral, 0, 2**32 - 1, closed="both"),
+    np.random.RandomState,
+    np.random.Generator,
+    np.random.SeedSequence,
+    None,
+]
 
 
 def _is_seed(random_state) -> bool:

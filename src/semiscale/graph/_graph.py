@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import time
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._random import RANDOM_STATE_CONSTRAINT
 from .._validation import validate_X
-from ._hnsw import check_ann_library
+from ._hnsw import ANN_LIBRARIES
 from .knn import METHODS, search
-from .laplacian import check_power_ridge, connected_components, degree, laplacian
-from .weights import SYMMETRIZE, WEIGHTS, knn_adjacency, resolve_bandwidth
+from .laplacian import connected_components, degree, laplacian
+from .weights import BANDWIDTHS, SYMMETRIZE, WEIGHTS, knn_adjacency, resolve_bandwidth
 
 __all__ = ["DisconnectedGraphWarning", "KNNGraph"]
 
@@ -127,20 +130,31 @@ class KNNGraph(BaseEstimator):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _validate_params(self):
-        if self.weights not in WEIGHTS:
-            raise ValueError(f"weights must be one of {sorted(WEIGHTS)}, got {self.weights!r}")
-        if self.symmetrize not in SYMMETRIZE:
-            raise ValueError(
-                f"symmetrize must be one of {sorted(SYMMETRIZE)}, got {self.symmetrize!r}"
-            )
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        check_ann_library(self.ann_library)
-        check_power_ridge(self.power, self.ridge)
-        if not isinstance(self.bandwidth, str):
-            resolve_bandwidth(np.ones(1), self.bandwidth)  # raises on a bad number
+    #: scikit-learn's declarative parameter validation, checked at the start of ``fit``
+    #: (``n_neighbors < n_samples`` is checked by the search, which knows n).
+    _parameter_constraints: dict = {
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "weights": [StrOptions(set(WEIGHTS))],
+        "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTHS))],
+        "symmetrize": [StrOptions(set(SYMMETRIZE))],
+        "normalized": ["boolean"],
+        "power": [Interval(Integral, 1, None, closed="left")],
+        "ridge": [Interval(Real, 0, None, closed="left")],
+        "method": [StrOptions(set(METHODS))],
+        "ann_library": [StrOptions(set(ANN_LIBRARIES)), None],
+        "memory_budget": [Interval(Real, 0, None, closed="neither"), str, None],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
 
+    def _validate_params(self):
+        """Check the parameters against ``_parameter_constraints`` (scikit-learn's declarative
+        validation), as ``fit`` does first; ``semiscale.model_selection``'s searches call it on
+        every grid point before fitting anything."""
+        super()._validate_params()
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Build the graph of ``X`` (``y`` is ignored: the graph uses every point).
 
@@ -153,7 +167,6 @@ class KNNGraph(BaseEstimator):
         self
         """
         start = time.perf_counter()
-        self._validate_params()
         X = validate_X(self, X, reset=True)
         n, d = X.shape
         distances, indices, info = search(
@@ -204,6 +217,6 @@ class KNNGraph(BaseEstimator):
                 f"n_neighbors (now {self.n_neighbors})"
                 + (' or use symmetrize="union"' if self.symmetrize == "mutual" else ""),
                 DisconnectedGraphWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         return self

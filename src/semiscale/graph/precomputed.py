@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import time
 import weakref
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._validation import check_X
-from .laplacian import check_power_ridge, connected_components, degree, laplacian
+from .laplacian import connected_components, degree, laplacian
 
 __all__ = ["PrecomputedGraph"]
 
@@ -192,19 +194,25 @@ class PrecomputedGraph(BaseEstimator):
         return type(self)(**self.get_params(deep=False))
 
     # ------------------------------------------------------------------ checks
-    def _check_params(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
-        check_power_ridge(self.power, self.ridge)
+    #: scikit-learn's declarative parameter validation, checked by ``fit`` and ``fit_rows``.
+    _parameter_constraints: dict = {
+        "matrix": ["array-like", "sparse matrix"],
+        "X": ["array-like", "sparse matrix"],
+        "kind": [StrOptions(set(KINDS))],
+        "normalized": ["boolean"],
+        "power": [Interval(Integral, 1, None, closed="left")],
+        "ridge": [Interval(Real, 0, None, closed="left")],
+    }
 
-    _validate_params = _check_params
+    def _validate_params(self):
+        """Check the parameters against ``_parameter_constraints`` (scikit-learn's declarative
+        validation), as ``fit`` does first; ``semiscale.model_selection``'s searches call it on
+        every grid point before fitting anything."""
+        super()._validate_params()
 
     def _matrix(self):
         """``(M, kind)``: the matrix as CSR float64 and what it is."""
-        M = self.matrix
-        if M is None:
-            raise ValueError("matrix is None; pass the graph's adjacency or Laplacian")
-        M = sp.csr_matrix(M, dtype=np.float64)
+        M = sp.csr_matrix(self.matrix, dtype=np.float64)
         n = self._n_rows()
         if M.shape != (n, n):
             raise ValueError(
@@ -227,8 +235,6 @@ class PrecomputedGraph(BaseEstimator):
 
     def _n_rows(self):
         X = self.X
-        if X is None:
-            raise ValueError("X is None; pass the points the graph was built on")
         return X.shape[0] if hasattr(X, "shape") else len(X)
 
     # ------------------------------------------------------------------ fit
@@ -270,6 +276,7 @@ class PrecomputedGraph(BaseEstimator):
             )
         return rows
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Induced subgraph on the rows of ``X`` (found among the graph's points).
 
@@ -284,12 +291,12 @@ class PrecomputedGraph(BaseEstimator):
         self
         """
         start = time.perf_counter()
-        self._check_params()
         rows = self.find_rows(X)
         self.timings_ = {"search": time.perf_counter() - start}
         self.n_features_in_ = check_X(X).shape[1] if not hasattr(X, "shape") else X.shape[1]
         return self._fit(rows, start)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit_rows(self, rows):
         """Induced subgraph on the points at positions ``rows`` of the graph's ``X``.
 
@@ -303,7 +310,6 @@ class PrecomputedGraph(BaseEstimator):
         self
         """
         start = time.perf_counter()
-        self._check_params()
         rows = np.asarray(rows)
         n = self._n_rows()
         if rows.ndim != 1 or rows.dtype.kind not in "iu":

@@ -19,14 +19,16 @@ from __future__ import annotations
 import inspect
 import time
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import ClassifierMixin, RegressorMixin, clone
+from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context, clone
 from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._random import as_random_state
+from .._random import RANDOM_STATE_CONSTRAINT, as_random_state
 from .._validation import (
     check_classification_targets,
     check_laplacian,
@@ -36,8 +38,9 @@ from .._validation import (
     validate_X,
 )
 from ..graph import KNNGraph
-from ..kernels import RBF
+from ..kernels import RBF, Kernel
 from ..scaling import solver_lambdas
+from ..solvers.preconditioners import PRECONDITIONERS
 from ..solvers.problem import ManifoldProblem, Solution
 
 __all__ = [
@@ -58,6 +61,25 @@ __all__ = [
 #: work in every search.
 DEFAULT_KERNEL = RBF(gamma="median")
 DEFAULT_GRAPH = KNNGraph()
+
+
+#: ``_parameter_constraints`` (scikit-learn's declarative validation, checked at the start of
+#: ``fit``) of the parameters every estimator shares; each estimator adds its own.
+MANIFOLD_PARAMETER_CONSTRAINTS = {
+    "kernel": [Kernel, None],
+    "graph": [HasMethods(["fit"]), None],
+    "ambient_reg": [Interval(Real, 0, None, closed="left")],
+    "intrinsic_reg": [Interval(Real, 0, None, closed="left")],
+    "preconditioner": [StrOptions({name for name in PRECONDITIONERS if name is not None}), None],
+    "tol": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": [Interval(Integral, 0, None, closed="left"), None],
+    "memory_budget": [Interval(Real, 0, None, closed="neither"), str, None],
+    "random_state": RANDOM_STATE_CONSTRAINT,
+    "verbose": ["verbose"],
+    "fit_intercept": ["boolean"],
+}
+#: The classifiers' marker of unlabeled points (None: every point is labeled).
+UNLABELED_CONSTRAINT = {"unlabeled": [Real, str, None]}
 
 
 def default_kernel():
@@ -116,23 +138,21 @@ class ManifoldMixin:
                 setattr(self, name, target)
         return super().set_params(**params)
 
+    def _validate_params(self):
+        """Check the parameters against ``_parameter_constraints`` (scikit-learn's declarative
+        validation), as ``fit`` does first; ``semiscale.model_selection``'s searches call it on
+        every grid point before fitting anything."""
+        super()._validate_params()
+
     def _problem_loss(self):
         return self._loss
 
-    def _check_hyperparameters(self):
-        for name in ("ambient_reg", "intrinsic_reg"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-                raise ValueError(f"{name} must be a non-negative float, got {value!r}")
-            if not (value >= 0 and np.isfinite(value)):
-                raise ValueError(f"{name} must be a non-negative finite float, got {value!r}")
-
     def _fit_problem(self, X, Y, labeled, laplacian, y=None):
-        """Graph, kernel, scaled regularizers, the problem, the solver; store the results."""
-        self._check_hyperparameters()
-        fit_intercept = getattr(self, "fit_intercept", False)
-        if fit_intercept not in (True, False):
-            raise ValueError(f"fit_intercept must be True or False, got {fit_intercept!r}")
+        """Graph, kernel, scaled regularizers, the problem, the solver; store the results.
+
+        The parameters were validated by ``fit`` (``_parameter_constraints``).
+        """
+        fit_intercept = bool(getattr(self, "fit_intercept", False))
         start = time.perf_counter()
         timings = {}
         n_labeled = int(labeled.sum())
@@ -246,7 +266,7 @@ def _column_or_1d_labels(y):
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected; y is ravelled.",
             DataConversionWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
         y = y.ravel()
     if y.dtype.kind == "f" and y.ndim == 1:
@@ -266,6 +286,9 @@ class SSLClassifierMixin(ClassifierMixin):
     one-vs-rest with one right-hand side per class (a single factorization / Krylov run).
     """
 
+    # prefer_skip_nested_validation=False: the graph and kernel fitted inside check their own
+    # parameters too.
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, laplacian=None):
         """Fit on labeled + unlabeled points.
 
@@ -341,6 +364,9 @@ class SSLRegressorMixin(RegressorMixin):
         tags.target_tags.multi_output = True
         return tags
 
+    # prefer_skip_nested_validation=False: the graph and kernel fitted inside check their own
+    # parameters too.
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, laplacian=None):
         """Fit on labeled + unlabeled points.
 

@@ -20,12 +20,15 @@ from __future__ import annotations
 from functools import partial
 
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import StrOptions
 
 from ..solvers.exact import EXACT_SOLVERS, solve_exact
 from ..solvers.manifold import solve_manifold
 from ._base import (
     DEFAULT_GRAPH,
     DEFAULT_KERNEL,
+    MANIFOLD_PARAMETER_CONSTRAINTS,
+    UNLABELED_CONSTRAINT,
     ManifoldMixin,
     ManifoldProblem,
     Solution,
@@ -37,9 +40,12 @@ __all__ = ["LapRLSClassifier", "LapRLSRegressor"]
 
 
 class _LapRLSBase(ManifoldMixin, BaseEstimator):
+    _parameter_constraints: dict = {
+        **MANIFOLD_PARAMETER_CONSTRAINTS,
+        "solver": [StrOptions(set(EXACT_SOLVERS))],
+    }
+
     def _solve(self, problem: ManifoldProblem) -> Solution:
-        if not isinstance(self.solver, str) or self.solver not in EXACT_SOLVERS:
-            raise ValueError(f"solver={self.solver!r} is not one of {sorted(EXACT_SOLVERS)}")
         quadratic = partial(
             solve_exact,
             solver=self.solver,
@@ -144,6 +150,8 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
 
 
 class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
+    _parameter_constraints: dict = {**_LapRLSBase._parameter_constraints, **UNLABELED_CONSTRAINT}
+
     __doc__ = (
         """Laplacian regularized least-squares classification (exact; paper 000 eq. 3).
 

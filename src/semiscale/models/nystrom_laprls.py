@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from .._random import check_random_state
 from ..linalg import resolve_n_centers, select_centers
+from ..linalg.nystrom import CENTER_METHODS
 from ..linalg.ops import get_ops
 from ..solvers.hessian_system import ITERATIVE_SOLVERS
 from ..solvers.manifold import solve_manifold
@@ -34,6 +37,8 @@ from ..solvers.nystrom import NEEDS_CENTER_GRAPH, NystromSolver
 from ._base import (
     DEFAULT_GRAPH,
     DEFAULT_KERNEL,
+    MANIFOLD_PARAMETER_CONSTRAINTS,
+    UNLABELED_CONSTRAINT,
     ManifoldMixin,
     ManifoldProblem,
     Solution,
@@ -63,9 +68,23 @@ def _kernel_dtype(kernel_dtype):
 
 
 class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
+    _parameter_constraints: dict = {
+        **MANIFOLD_PARAMETER_CONSTRAINTS,
+        "n_centers": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0, 1, closed="right"),
+            StrOptions({"auto", "sqrt"}),
+        ],
+        "center_selection": [StrOptions(set(CENTER_METHODS))],
+        "labeled_centers": ["boolean"],
+        "solver": [StrOptions(set(ITERATIVE_SOLVERS))],
+        "preconditioner_options": [dict, None],
+        # the names; numpy's dtype objects and scalar types (np.float32) are also accepted
+        "kernel_dtype": [StrOptions({"float64", "float32"}), np.dtype, type],
+        "n_jobs": [Integral, None],
+    }
+
     def _solve(self, problem: ManifoldProblem) -> Solution:
-        if not isinstance(self.solver, str) or self.solver not in ITERATIVE_SOLVERS:
-            raise ValueError(f"solver={self.solver!r} is not one of {list(ITERATIVE_SOLVERS)}")
         n_centers = resolve_n_centers(self.n_centers, problem.X.shape[0])
         small = n_centers <= SINGLE_THREAD_BLAS_MAX_CENTERS
         with get_ops().blas_threads(1 if small else None):
@@ -75,8 +94,6 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
         dtype = _kernel_dtype(self.kernel_dtype)
         X = problem.X if problem.X.dtype == dtype else problem.X.astype(dtype)
         rng = check_random_state(problem.random_state)
-        if self.labeled_centers not in (True, False):
-            raise TypeError(f"labeled_centers must be True or False, got {self.labeled_centers!r}")
         labeled_index = np.flatnonzero(problem.labeled)
         take_labeled = self.labeled_centers and labeled_index.size <= n_centers
         tic = time.perf_counter()
@@ -90,13 +107,6 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
             memory_budget=self.memory_budget,
         )
         centers_seconds = time.perf_counter() - tic
-        if self.preconditioner_options is not None and not isinstance(
-            self.preconditioner_options, dict
-        ):
-            raise TypeError(
-                "preconditioner_options must be a dict of keyword arguments or None, got "
-                f"{type(self.preconditioner_options).__name__}"
-            )
         options = dict(self.preconditioner_options or {})
         if self.solver == "pcg":
             needs_graph = self.preconditioner in NEEDS_CENTER_GRAPH
@@ -275,6 +285,11 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
 
 
 class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
+    _parameter_constraints: dict = {
+        **_NystromLapRLSBase._parameter_constraints,
+        **UNLABELED_CONSTRAINT,
+    }
+
     __doc__ = (
         """Nyström LapRLS classification solved by PCG (paper 000, "Nyström-PCG").
 
