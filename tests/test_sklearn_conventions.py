@@ -242,3 +242,34 @@ def test_invalid_parameters_are_named_before_any_work(params, message, monkeypat
     X, _, y_ssl = _ssl_moons(60)
     with pytest.raises(ValueError, match=message):
         LapRLSClassifier(**params).fit(X, y_ssl)
+
+
+# ----------------------------------------------------------------- KNNGraph.fit_transform
+def test_knngraph_fit_transform_returns_the_laplacian():
+    import scipy.sparse as sp
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = np.random.default_rng(0).standard_normal((80, 3)) * [1.0, 10.0, 100.0]
+    graph = KNNGraph(n_neighbors=5)
+    L = graph.fit_transform(X)
+    assert sp.isspmatrix_csr(L) and L.shape == (80, 80) and L is graph.laplacian_
+    again = KNNGraph(n_neighbors=5).fit(X).laplacian_
+    assert (again != L).nnz == 0
+    assert not hasattr(graph, "transform")  # transductive: defined on the fitted points only
+    # the last step of a pipeline: the Laplacian of the scaled points
+    piped = make_pipeline(StandardScaler(), KNNGraph(n_neighbors=5)).fit_transform(X)
+    scaled = KNNGraph(n_neighbors=5).fit(StandardScaler().fit_transform(X)).laplacian_
+    assert (piped != scaled).nnz == 0
+
+
+def test_precomputed_graph_fit_transform_returns_the_induced_laplacian():
+    from semiscale.graph import PrecomputedGraph
+
+    X = np.random.default_rng(0).standard_normal((50, 2))
+    full = KNNGraph(n_neighbors=5).fit(X)
+    graph = PrecomputedGraph(full.adjacency_, X)
+    L = graph.fit_transform(X[10:40])
+    assert L.shape == (30, 30) and L is graph.laplacian_
+    again = PrecomputedGraph(full.adjacency_, X).fit(X[10:40]).laplacian_
+    assert (again != L).nnz == 0

@@ -220,3 +220,25 @@ class KNNGraph(BaseEstimator):
                 stacklevel=3,
             )
         return self
+
+    def fit_transform(self, X, y=None):
+        """Build the graph of ``X`` and return its Laplacian: ``fit(X).laplacian_``.
+
+        The graph is transductive, like scikit-learn's ``SpectralEmbedding`` and ``TSNE``: its
+        Laplacian is defined on the fitted points only, so there is ``fit_transform`` but no
+        ``transform`` (the graph of new points needs the old ones: build a new graph on all of
+        them).  ``fit_transform`` makes a ``KNNGraph`` the last step of a scikit-learn
+        ``Pipeline`` (e.g. after a ``StandardScaler``) whose output is the Laplacian to pass as
+        ``fit(X, y, laplacian=L)``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        laplacian : scipy.sparse.csr_matrix of float64, shape (n_samples, n_samples)
+            ``laplacian_``, the same object.
+        """
+        return self.fit(X, y).laplacian_

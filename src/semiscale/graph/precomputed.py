@@ -296,6 +296,18 @@ class PrecomputedGraph(BaseEstimator):
         self.n_features_in_ = check_X(X).shape[1] if not hasattr(X, "shape") else X.shape[1]
         return self._fit(rows, start)
 
+    def fit_transform(self, X, y=None):
+        """The Laplacian of the subgraph induced on the rows of ``X``: ``fit(X).laplacian_``.
+
+        As :meth:`KNNGraph.fit_transform <semiscale.graph.KNNGraph.fit_transform>` (there is
+        no ``transform``: the graph is defined on its own points only).
+
+        Returns
+        -------
+        laplacian : scipy.sparse.csr_matrix of float64, shape (n_fit, n_fit)
+        """
+        return self.fit(X, y).laplacian_
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_rows(self, rows):
         """Induced subgraph on the points at positions ``rows`` of the graph's ``X``.
