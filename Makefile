@@ -4,8 +4,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: run test lint bench-quick clean
+.PHONY: run test lint docs bench-quick clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,11 +18,23 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --only-binary=:all: -e ".[dev,ann,plot]"
 	touch $(STAMP)
 
+# The docs extra (Sphinx, numpydoc, myst-parser; wheels too) only for `make docs`.
+$(DOCS_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --only-binary=:all: -e ".[docs]"
+	touch $(DOCS_STAMP)
+
 run: $(STAMP)
 	$(BIN)/semiscale demo
 
+# pytest's settings (pyproject.toml) add the docstrings' and the user guide's examples:
+# --doctest-modules on src/semiscale, --doctest-glob='*.md' on docs/.
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# User guide and API reference (from the docstrings) in docs/_build/html; warnings are errors.
+docs: $(STAMP) $(DOCS_STAMP)
+	$(BIN)/sphinx-build -b html -W --keep-going -q docs docs/_build/html
+	@echo "documentation: docs/_build/html/index.html"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
@@ -31,4 +44,4 @@ bench-quick: $(STAMP)
 	$(BIN)/semiscale bench paper000 --quick --datasets space_ga,abalone --out /tmp/semiscale-bench-quick
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) build *.egg-info src/*.egg-info docs/_build
