@@ -273,3 +273,42 @@ def test_precomputed_graph_fit_transform_returns_the_induced_laplacian():
     assert L.shape == (30, 30) and L is graph.laplacian_
     again = PrecomputedGraph(full.adjacency_, X).fit(X[10:40]).laplacian_
     assert (again != L).nnz == 0
+
+
+# ------------------------------------------------- the estimator's memory budget reaches its graph
+def _budget_problem():
+    X = np.random.default_rng(0).standard_normal((400, 20))  # d > 15: brute-force search
+    y = np.full(400, -1)
+    y[:2] = [0, 1]
+    return X, y
+
+
+def test_the_estimators_memory_budget_bounds_its_graph_search():
+    from semiscale._memory import MemoryBudgetError
+    from semiscale.models import LapRLSClassifier, NystromLapRLSClassifier
+
+    X, y = _budget_problem()
+    for model in (LapRLSClassifier, NystromLapRLSClassifier):
+        user_graph = KNNGraph(n_neighbors=5)
+        # 1000 bytes do not hold one row of the brute-force search's distance block: the search
+        # refuses (it used to run under a quarter of the machine's memory, and the solver
+        # refused afterwards)
+        with pytest.raises(MemoryBudgetError, match="brute-force kNN block"):
+            model(graph=user_graph, memory_budget=1000).fit(X, y)
+        assert user_graph.memory_budget is None  # the user's object is not modified
+
+
+def test_the_graph_gets_the_estimators_budget_and_threads_only_where_it_sets_none():
+    from semiscale.models import LapRLSClassifier, NystromLapRLSClassifier
+
+    X, y = _budget_problem()
+    own = KNNGraph(n_neighbors=5, memory_budget="64MiB")
+    model = LapRLSClassifier(graph=own, memory_budget="32MiB").fit(X, y)
+    assert model.graph_.memory_budget == "64MiB"  # the graph's own budget wins
+    model = LapRLSClassifier(graph=KNNGraph(n_neighbors=5), memory_budget="32MiB").fit(X, y)
+    assert model.graph_.memory_budget == "32MiB" and model.graph.memory_budget is None
+    nystrom = NystromLapRLSClassifier(
+        graph=KNNGraph(n_neighbors=5), n_centers=40, memory_budget="32MiB", n_jobs=2
+    ).fit(X, y)
+    assert (nystrom.graph_.memory_budget, nystrom.graph_.n_jobs) == ("32MiB", 2)
+    assert LapRLSClassifier(graph=KNNGraph(n_neighbors=5)).fit(X, y).graph_.memory_budget is None

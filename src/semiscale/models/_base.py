@@ -144,6 +144,25 @@ class ManifoldMixin:
         every grid point before fitting anything."""
         super()._validate_params()
 
+    #: Parameters a graph leaves at None that it takes from the estimator which fits it.
+    _GRAPH_INHERITS = ("memory_budget", "n_jobs")
+
+    def _graph_to_fit(self):
+        """A fresh copy of ``graph`` (``KNNGraph()`` for None) to fit inside this estimator.
+
+        Where the graph leaves ``memory_budget`` or ``n_jobs`` at None (its default) and the
+        estimator sets them, the copy gets the estimator's values, so that a budget given to
+        the estimator bounds its graph search too.  The user's ``graph`` is not modified.
+        """
+        graph = clone(self.graph) if self.graph is not None else default_graph()
+        own = graph.get_params(deep=False)
+        inherited = {
+            name: getattr(self, name)
+            for name in self._GRAPH_INHERITS
+            if name in own and own[name] is None and getattr(self, name, None) is not None
+        }
+        return graph.set_params(**inherited) if inherited else graph
+
     def _problem_loss(self):
         return self._loss
 
@@ -166,8 +185,7 @@ class ManifoldMixin:
             L = _check_fit_laplacian(laplacian, X.shape[0])
             self.graph_ = None
         elif self.intrinsic_reg > 0:
-            graph = clone(self.graph) if self.graph is not None else default_graph()
-            self.graph_ = graph.fit(X)
+            self.graph_ = self._graph_to_fit().fit(X)
             L = self.graph_.laplacian_
         else:
             self.graph_ = None

@@ -66,6 +66,7 @@ _PARAMS_DOC = """
         Graph builder whose ``laplacian_`` defines the intrinsic term (None also means
         ``KNNGraph()``); ``semiscale.graph.PrecomputedGraph`` reuses a Laplacian of the whole
         data set.  Ignored when ``fit`` receives ``laplacian=`` or when ``intrinsic_reg == 0``.
+        A copy is fitted; it takes the estimator's ``memory_budget`` when its own is None.
     ambient_reg : float, default=1e-4
         Weight of ‖f‖²_K in the canonical objective.
     intrinsic_reg : float, default=1.0

@@ -24,7 +24,7 @@ import time
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from .._random import check_random_state
@@ -44,7 +44,6 @@ from ._base import (
     Solution,
     SSLClassifierMixin,
     SSLRegressorMixin,
-    default_graph,
 )
 
 __all__ = ["NystromLapRLSClassifier", "NystromLapRLSRegressor"]
@@ -111,7 +110,7 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
         if self.solver == "pcg":
             needs_graph = self.preconditioner in NEEDS_CENTER_GRAPH
             if needs_graph and problem.laplacian is not None and "center_laplacian" not in options:
-                graph = clone(self.graph) if self.graph is not None else default_graph()
+                graph = self._graph_to_fit()
                 options["center_laplacian"] = graph.fit(X[centers]).laplacian_
             elif self.preconditioner == "sampled-hessian":
                 options.setdefault("random_state", rng.randint(2**31 - 1))
@@ -140,7 +139,8 @@ _PARAMS_DOC = """
     graph : KNNGraph, default=KNNGraph()
         Graph builder whose ``laplacian_`` defines the intrinsic term (None also means
         ``KNNGraph()``); ``semiscale.graph.PrecomputedGraph`` reuses a Laplacian of the whole
-        data set.
+        data set.  A copy is fitted; it takes the estimator's ``memory_budget`` and ``n_jobs``
+        where its own are None.
     ambient_reg : float, default=1e-4
         Weight of ‖f‖²_K in the canonical objective.
     intrinsic_reg : float, default=1.0
