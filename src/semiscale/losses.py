@@ -84,7 +84,15 @@ class Loss(ABC):
 
 
 class SquaredLoss(Loss):
-    """``ℓ(y, f) = (y − f)²`` — LapRLS (paper 000 eq. 2); every point is active."""
+    """``ℓ(y, f) = (y − f)²`` — LapRLS (paper 000 eq. 2); every point is active.
+
+    Examples
+    --------
+    >>> from semiscale.losses import SquaredLoss
+    >>> loss = SquaredLoss()
+    >>> loss.value(1.0, [0.5, 1.0, 3.0]).tolist(), loss.derivative(1.0, [0.5, 1.0, 3.0]).tolist()
+    ([0.25, 0.0, 4.0], [-1.0, 0.0, 4.0])
+    """
 
     quadratic = True
     name = "squared"
@@ -103,6 +111,15 @@ class SquaredHingeLoss(Loss):
     """``ℓ(y, f) = max(0, 1 − y f)²`` — the L2-SVM loss of primal LapSVM (Chapelle 2007).
 
     Active where ``y f < 1``; there ℓ = (y − f)² because y² = 1.
+
+    Examples
+    --------
+    >>> from semiscale.losses import SquaredHingeLoss
+    >>> loss = SquaredHingeLoss()
+    >>> loss.value(1.0, [-1.0, 0.5, 2.0]).tolist()          # margins y·f = -1, 0.5, 2
+    [4.0, 0.25, 0.0]
+    >>> loss.active(1.0, [-1.0, 0.5, 2.0]).tolist()
+    [True, True, False]
     """
 
     task = "classification"
@@ -136,6 +153,15 @@ class HuberHingeLoss(Loss):
     ----------
     h : float, default=0.01
         Half-width of the quadratic zone; the hinge is recovered as h → 0.
+
+    Examples
+    --------
+    >>> from semiscale.losses import HuberHingeLoss
+    >>> loss = HuberHingeLoss(h=0.5)
+    >>> loss.value(1.0, [0.0, 1.0, 2.0]).tolist()          # linear, quadratic, zero zones
+    [1.0, 0.125, 0.0]
+    >>> loss.curvature                                      # 1 / (2h), in the quadratic zone
+    1.0
     """
 
     task = "classification"
@@ -182,6 +208,13 @@ class EpsilonInsensitiveLoss(Loss):
         Half-width of the insensitive tube.
     h : float, default=0.01
         Smoothing width.
+
+    Examples
+    --------
+    >>> from semiscale.losses import EpsilonInsensitiveLoss
+    >>> loss = EpsilonInsensitiveLoss(epsilon=0.5, h=0.25)
+    >>> loss.value(0.0, [0.25, 0.75, 2.0]).tolist()        # inside the tube, smoothed, linear
+    [0.0, 0.0625, 1.25]
     """
 
     name = "epsilon_insensitive"
@@ -226,7 +259,16 @@ LOSSES = {
 
 
 def get_loss(loss) -> Loss:
-    """A :class:`Loss` from a name of :data:`LOSSES` or a :class:`Loss` instance."""
+    """A :class:`Loss` from a name of :data:`LOSSES` or a :class:`Loss` instance.
+
+    Examples
+    --------
+    >>> from semiscale.losses import get_loss
+    >>> get_loss("huber_hinge")
+    HuberHingeLoss(h=0.01)
+    >>> sorted(get_loss(name).task for name in ("squared", "squared_hinge"))
+    ['classification', 'regression']
+    """
     if isinstance(loss, Loss):
         return loss
     try:

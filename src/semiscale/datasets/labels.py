@@ -29,6 +29,14 @@ def binary_labels(y, positive=None) -> np.ndarray:
         Values in {-1, +1}.  Note that -1 is also scikit-learn's unlabeled marker: with ±1
         labels, mark unlabeled points with another value (``mask_unlabeled(..., marker=0)``)
         or use :func:`encode_labels`.
+
+    Examples
+    --------
+    >>> from semiscale.datasets import binary_labels
+    >>> binary_labels([1, 2, 2, 1]).tolist()                 # skin_nonskin's 1/2
+    [-1, 1, 1, -1]
+    >>> binary_labels([1, 2, 2, 1], positive=1).tolist()
+    [1, -1, -1, 1]
     """
     y = np.asarray(y).ravel()
     values = np.unique(y)
@@ -54,6 +62,13 @@ def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
         ``classes[codes] == y``.
     classes : ndarray of shape (k,)
         Sorted distinct labels.
+
+    Examples
+    --------
+    >>> from semiscale.datasets import encode_labels
+    >>> codes, classes = encode_labels([-1, 1, 1, -1])      # ±1 labels: -1 becomes a code
+    >>> codes.tolist(), classes.tolist()
+    ([0, 1, 1, 0], [-1, 1])
     """
     y = np.asarray(y).ravel()
     if y.dtype.kind == "f" and np.isnan(y).any():

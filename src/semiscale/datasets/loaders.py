@@ -156,6 +156,13 @@ def list_datasets(data_home: str | os.PathLike | None = None) -> list[dict]:
         (``"embedded"``, the path of the file -- of its folder for multi-file splits -- or
         ``"not present (downloadable from URL)"`` / ``"not present (no download URL)"``),
         ``defective`` and ``notes``.
+
+    Examples
+    --------
+    >>> from semiscale.datasets import list_datasets
+    >>> rows = {(row["name"], row["split"]): row for row in list_datasets()}
+    >>> rows["usps", "train"]["n_samples"], rows["usps", "train"]["location"]
+    (7291, 'embedded')
     """
     home = get_data_home(data_home)
     rows = []

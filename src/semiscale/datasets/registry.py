@@ -345,6 +345,13 @@ def dataset_info(name: str) -> DatasetInfo:
     ------
     ValueError
         For an unknown name; the message lists the registered names.
+
+    Examples
+    --------
+    >>> from semiscale.datasets import dataset_info
+    >>> info = dataset_info("USPS")                          # case-insensitive
+    >>> info.name, info.task, info.n_features, info.split_names
+    ('usps', 'multiclass', 256, ('train', 'test'))
     """
     if name in REGISTRY:
         return REGISTRY[name]

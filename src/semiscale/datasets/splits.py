@@ -217,6 +217,16 @@ def mask_unlabeled(y, labeled_mask, marker=-1) -> np.ndarray:
         labeled point (±1 labels with ``marker=-1``): recode with
         :func:`~semiscale.datasets.encode_labels` or pick another marker and pass it to the
         estimator's ``unlabeled=`` parameter.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import mask_unlabeled
+    >>> y = np.array([0, 1, 2, 0, 1, 2])
+    >>> mask_unlabeled(y, np.array([True, True, True, False, False, False])).tolist()
+    [0, 1, 2, -1, -1, -1]
+    >>> mask_unlabeled([0.5, 1.5, 2.5], np.array([True, False, True]), marker=np.nan).tolist()
+    [0.5, nan, 2.5]
     """
     y = np.asarray(y)
     mask = np.asarray(labeled_mask)

@@ -138,6 +138,17 @@ def make_circles(
     X : ndarray of shape (n_samples, 2)
     y : ndarray of shape (n_samples,), int64
         0 for the outer circle, 1 for the inner one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import make_circles
+    >>> X, y = make_circles(200, noise=0.0, factor=0.5, random_state=0)
+    >>> np.bincount(y).tolist()
+    [100, 100]
+    >>> radii = np.hypot(X[:, 0], X[:, 1])
+    >>> bool(np.allclose(radii[y == 0], 1.0) and np.allclose(radii[y == 1], 0.5))
+    True
     """
     n0, n1 = _class_sizes(n_samples)
     dtype = _check(noise, dtype)

@@ -193,9 +193,18 @@ def make_ssl_scorer(
 
     Examples
     --------
+    A scikit-learn dummy model that predicts class 0 everywhere, scored on rows of which the
+    last two are unlabeled (-1): only the four labeled rows count.
+
+    >>> import numpy as np
+    >>> from sklearn.dummy import DummyClassifier
     >>> from sklearn.metrics import balanced_accuracy_score
     >>> from semiscale.model_selection import make_ssl_scorer
     >>> scorer = make_ssl_scorer(balanced_accuracy_score)
+    >>> X = np.zeros((6, 1))
+    >>> model = DummyClassifier(strategy="constant", constant=0).fit(X, [0, 0, 0, 1, 1, 1])
+    >>> float(scorer(model, X, np.array([0, 0, 0, 1, -1, -1])))     # classes 0 and 1: 1.0, 0.0
+    0.5
     """
     if isinstance(score_func, str):
         if kwargs or greater_is_better is not True or response_method != "predict":
@@ -239,6 +248,19 @@ def get_ssl_scorer(scoring=None, *, unlabeled=-1):
     ------
     ValueError
         An unknown scoring name, or several metrics (a list or dict), which are not supported.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.dummy import DummyClassifier
+    >>> from semiscale.model_selection import get_ssl_scorer
+    >>> X = np.zeros((4, 1))
+    >>> model = DummyClassifier(strategy="constant", constant=1).fit(X, [0, 1, 1, 1])
+    >>> y = np.array([1, 1, 0, -1])                       # the last row is unlabeled
+    >>> float(get_ssl_scorer()(model, X, y))              # accuracy on the 3 labeled rows
+    0.6666666666666666
+    >>> get_ssl_scorer("neg_mean_squared_error")
+    SSLScorer('neg_mean_squared_error', unlabeled=-1)
     """
     if isinstance(scoring, SSLScorer):
         return scoring

@@ -132,6 +132,21 @@ def ssl_cross_val_score(
     Returns
     -------
     ndarray of shape (n_splits,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import make_two_moons
+    >>> from semiscale.graph import KNNGraph
+    >>> from semiscale.kernels import RBF
+    >>> from semiscale.models import LapRLSClassifier
+    >>> from semiscale.model_selection import SSLKFold, ssl_cross_val_score
+    >>> X, y = make_two_moons(300, random_state=0)
+    >>> y_ssl = np.where(np.arange(300) % 10 == 0, y, -1)
+    >>> model = LapRLSClassifier(kernel=RBF(gamma=20.0), graph=KNNGraph(n_neighbors=10),
+    ...                          ambient_reg=1e-6, intrinsic_reg=100.0)
+    >>> ssl_cross_val_score(model, X, y_ssl, cv=SSLKFold(3, random_state=0))
+    array([1., 1., 1.])
     """
     return ssl_cross_validate(
         estimator,
