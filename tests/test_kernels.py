@@ -176,6 +176,43 @@ def test_median_and_mean_heuristics_match_numpy(sparse):
     )
 
 
+def _local_direct(X, metric, k=8):
+    """Median over the distinct points of the distance to the k-th nearest other one."""
+    X = np.unique(X, axis=0)
+    diffs = X[:, None, :] - X[None, :, :]
+    D = np.abs(diffs).sum(-1) if metric == "l1" else np.sqrt((diffs**2).sum(-1))
+    return np.median([np.sort(row)[k] for row in D])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_local_heuristic_is_the_median_kth_neighbour_distance(sparse):
+    X, _ = _data(6, n=120, d=5)
+    X_in = _sparse(X) if sparse else X
+    X = X_in.toarray() if sparse else X
+    sigma = _local_direct(X, "l2")
+    assert RBF("local").resolve(X_in).gamma == pytest.approx(1 / (2 * sigma**2), rel=1e-10)
+    assert Laplacian("local").resolve(X_in).gamma == pytest.approx(
+        1 / _local_direct(X, "l1"), rel=1e-10
+    )
+    # narrower than the median width: the local scale, not the spread of the data
+    assert RBF("local").resolve(X_in).gamma > RBF("median").resolve(X_in).gamma
+
+
+def test_local_heuristic_skips_duplicates_and_samples_reproducibly():
+    X, _ = _data(3, n=60, d=4)
+    tripled = np.repeat(X, 3, axis=0)
+    assert RBF("local").resolve(tripled).gamma == pytest.approx(RBF("local").resolve(X).gamma)
+    few = X[:5]  # fewer than 8 neighbours: the farthest one counts
+    assert RBF("local").resolve(few).gamma == pytest.approx(
+        1 / (2 * _local_direct(few, "l2", 4) ** 2)
+    )
+    big = np.random.default_rng(7).standard_normal((MEDIAN_SAMPLE_SIZE + 300, 3))
+    g0 = RBF("local").resolve(big, random_state=0).gamma
+    idx = np.sort(np.random.RandomState(0).choice(len(big), MEDIAN_SAMPLE_SIZE, replace=False))
+    assert g0 == pytest.approx(1 / (2 * _local_direct(big[idx], "l2") ** 2), rel=1e-10)
+    assert RBF("local").resolve(big, random_state=0).gamma == g0
+
+
 def test_median_sample_is_reproducible():
     rng = np.random.default_rng(7)
     X = rng.standard_normal((MEDIAN_SAMPLE_SIZE + 300, 3))
@@ -246,6 +283,8 @@ def test_zero_width_and_too_few_points():
         RBF("median").resolve(np.ones((5, 2)))
     with pytest.raises(ValueError, match="numeric gamma"):
         Laplacian("mean").resolve(np.ones((5, 2)))
+    with pytest.raises(ValueError, match="numeric gamma"):
+        RBF("local").resolve(np.ones((5, 2)))
     with pytest.raises(ValueError, match="2 samples"):
         RBF("median").resolve(np.ones((1, 2)))
 

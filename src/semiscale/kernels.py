@@ -1,8 +1,8 @@
 """Kernel functions k(a, b), evaluated densely or in memory-bounded row blocks.
 
 Kernels are scikit-learn estimators holding only hyper-parameters, so ``kernel__gamma`` works in
-searches.  Data-dependent bandwidths (``gamma="median"`` / ``"mean"``) are fixed by
-:meth:`Kernel.resolve`, which estimators call once in ``fit``.
+searches.  Data-dependent bandwidths (``gamma="local"`` / ``"median"`` / ``"mean"``) are fixed
+by :meth:`Kernel.resolve`, which estimators call once in ``fit``.
 
 Squared Euclidean distances use ``‖a‖² + ‖b‖² − 2 a·b`` with one BLAS (or sparse) product, clipped
 at 0, with exact zeros on the diagonal when ``B`` is ``A``.  In float32 this loses absolute accuracy
@@ -35,6 +35,7 @@ from semiscale._pairs import (
 )
 
 __all__ = [
+    "LOCAL_NEIGHBOR",
     "MEDIAN_SAMPLE_SIZE",
     "Kernel",
     "Laplacian",
@@ -48,9 +49,14 @@ __all__ = [
     "squared_distances",
 ]
 
-#: Most points used by the ``gamma="median"`` heuristic (a random sample when n is larger).
+#: Most points used by the ``gamma="local"`` and ``"median"`` heuristics (a random sample when n
+#: is larger).  It is also the most Nyström centers ``n_centers="auto"`` picks, so the local
+#: width is the spacing of a center set as dense as the largest default one, whatever n is.
 MEDIAN_SAMPLE_SIZE = 1000
-_HEURISTICS = ("median", "mean")
+#: ``gamma="local"`` measures the distance from each sampled point to its ``LOCAL_NEIGHBOR``-th
+#: nearest other sampled point (the default graph's ``n_neighbors``).
+LOCAL_NEIGHBOR = 8
+_HEURISTICS = ("local", "median", "mean")
 #: numpy's broadcasting in-place ufuncs (``D += b[None, :]``) allocate one 8192-item buffer.
 _UFUNC_BUFFER_BYTES = 8192 * 8 + 4096
 
@@ -103,7 +109,7 @@ def gamma_from_paper(value, convention: str) -> float:
 def _sample(X, random_state):
     n = X.shape[0]
     if n < 2:
-        raise ValueError("gamma='median' needs at least 2 samples to measure a distance")
+        raise ValueError("a data-dependent gamma needs at least 2 samples to measure a distance")
     if n > MEDIAN_SAMPLE_SIZE:
         idx = np.sort(check_random_state(random_state).choice(n, MEDIAN_SAMPLE_SIZE, replace=False))
         X = X[idx]
@@ -115,6 +121,40 @@ def _median_distance(X, metric: str, random_state) -> float:
     iu = np.triu_indices(S.shape[0], 1)
     d = _l1_distances(S, S)[iu] if metric == "l1" else np.sqrt(squared_distances(S)[iu])
     return float(np.median(d))
+
+
+def _distinct_rows(S):
+    """The distinct rows of a dense or CSR sample (first occurrences, in order)."""
+    if sp.issparse(S):
+        S = sp.csr_matrix(S)
+        S.sum_duplicates()
+        S.sort_indices()
+        keys = [
+            (S.indices[a:b].tobytes(), S.data[a:b].tobytes())
+            for a, b in zip(S.indptr[:-1], S.indptr[1:], strict=True)
+        ]
+        first = sorted({key: i for i, key in reversed(list(enumerate(keys)))}.values())
+        return S[first]
+    return S[np.sort(np.unique(S, axis=0, return_index=True)[1])]
+
+
+def _local_distance(X, metric: str, random_state) -> float:
+    """Median over a sample of the distance to the ``LOCAL_NEIGHBOR``-th nearest sampled point.
+
+    Repeated rows are dropped from the sample first, so data with duplicates get the spacing of
+    their distinct points.  0 when fewer than two distinct points exist.
+    """
+    S = _distinct_rows(_sample(X, random_state))
+    if S.shape[0] < 2:
+        return 0.0
+    if metric == "l1":
+        D = _l1_distances(S, S)
+    else:
+        D = squared_distances(S)
+        np.sqrt(D, out=D)
+    np.fill_diagonal(D, np.inf)
+    k = min(LOCAL_NEIGHBOR, S.shape[0] - 1)
+    return float(np.median(np.partition(D, k - 1, axis=1)[:, k - 1]))
 
 
 def _mean_deviation(X, metric: str) -> float:
@@ -328,11 +368,15 @@ class _GammaKernel(Kernel):
                     f"{type(self).__name__}(gamma={g!r}) is data-dependent: call "
                     "kernel.resolve(X) first to fix gamma from the data (estimators do this in fit)"
                 )
-            raise ValueError(f"gamma must be a positive float, 'median' or 'mean'; got {g!r}")
+            raise ValueError(
+                f"gamma must be a positive float, 'local', 'median' or 'mean'; got {g!r}"
+            )
         _positive(g, "gamma")
 
     def _gamma_from(self, X, random_state) -> float:
-        if self.gamma == "median":
+        if self.gamma == "local":
+            width = _local_distance(X, self._metric, random_state)
+        elif self.gamma == "median":
             width = _median_distance(X, self._metric, random_state)
         else:
             width = _mean_deviation(X, self._metric)
@@ -354,13 +398,17 @@ class RBF(_GammaKernel):
 
     Parameters
     ----------
-    gamma : float, "median" or "mean", default=1.0
-        Positive width; γ = 1/(2σ²) (see :func:`gamma_from_sigma`).  ``"median"``:
+    gamma : float, "local", "median" or "mean", default=1.0
+        Positive width; γ = 1/(2σ²) (see :func:`gamma_from_sigma`).  ``"local"``: σ = the
+        median, over at most ``MEDIAN_SAMPLE_SIZE`` (1,000) sampled points, of the distance from
+        each distinct sampled point to its ``LOCAL_NEIGHBOR``-th (8th) nearest other one — the
+        data's local scale at the density of a 1,000-point sample, hence of the default
+        Nyström centers.  ``"median"``:
         σ = median pairwise Euclidean distance over distinct pairs of at most
         ``MEDIAN_SAMPLE_SIZE`` points (drawn as ``random_state.choice(n, 1000, replace=False)``
         when n is larger), γ = 1/(2σ²).  ``"mean"``: paper 001's
         :math:`β = \frac1n\sum_i ‖x_i − \bar x‖^2` (the mean squared distance of the points to
-        their mean), γ = 1/β, i.e. k = exp(−‖a−b‖²/β).  Both need :meth:`resolve`.
+        their mean), γ = 1/β, i.e. k = exp(−‖a−b‖²/β).  All three need :meth:`resolve`.
     """
 
     def __init__(self, gamma=1.0):
@@ -414,7 +462,7 @@ class RBF(_GammaKernel):
         return self._block(pair, rows, state, out)
 
     def _gamma_from_width(self, width):
-        return 1.0 / (2.0 * width**2) if self.gamma == "median" else 1.0 / width
+        return 1.0 / width if self.gamma == "mean" else 1.0 / (2.0 * width**2)
 
 
 class Laplacian(_GammaKernel):
@@ -423,11 +471,13 @@ class Laplacian(_GammaKernel):
 
     Parameters
     ----------
-    gamma : float, "median" or "mean", default=1.0
-        Positive rate.  ``"median"``: γ = 1/m with m the median pairwise L1 distance over a sample
-        of at most ``MEDIAN_SAMPLE_SIZE`` points (so k = e⁻¹ at the median distance).  ``"mean"``:
-        γ = 1/β₁ with :math:`β_1 = \frac1n\sum_i ‖x_i − \bar x‖_1`, the L1 analogue of paper 001's
-        β.  Both need :meth:`resolve`.
+    gamma : float, "local", "median" or "mean", default=1.0
+        Positive rate.  ``"local"``: γ = 1/m with m the median L1 distance from each of at most
+        ``MEDIAN_SAMPLE_SIZE`` distinct sampled points to its ``LOCAL_NEIGHBOR``-th nearest
+        other one.  ``"median"``: γ = 1/m with m the median pairwise L1 distance over a sample
+        of at most ``MEDIAN_SAMPLE_SIZE`` points (so k = e⁻¹ at the median distance).
+        ``"mean"``: γ = 1/β₁ with :math:`β_1 = \frac1n\sum_i ‖x_i − \bar x‖_1`, the L1
+        analogue of paper 001's β.  All three need :meth:`resolve`.
     """
 
     _metric = "l1"
