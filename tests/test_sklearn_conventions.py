@@ -312,3 +312,22 @@ def test_the_graph_gets_the_estimators_budget_and_threads_only_where_it_sets_non
     ).fit(X, y)
     assert (nystrom.graph_.memory_budget, nystrom.graph_.n_jobs) == ("32MiB", 2)
     assert LapRLSClassifier(graph=KNNGraph(n_neighbors=5)).fit(X, y).graph_.memory_budget is None
+
+
+# --------------------------------------------------------------------- static docstrings
+@pytest.mark.parametrize("estimator", _estimators(), ids=lambda e: type(e).__name__)
+def test_estimator_docstrings_are_static_text_with_an_example(estimator):
+    # literal docstrings (readable in the source, found by documentation tools that parse it),
+    # each with the sections of a numpydoc estimator page and a doctest
+    import ast
+    import inspect
+
+    cls = type(estimator)
+    tree = ast.parse(inspect.getsource(inspect.getmodule(cls)))
+    (node,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__]
+    assert ast.get_docstring(node, clean=False) == cls.__doc__
+    for section in ("Parameters", "Attributes", "See Also", "Examples"):
+        assert f"\n    {section}\n    ---" in cls.__doc__
+    assert ">>> model = " in cls.__doc__
+    for name in estimator.get_params(deep=False):
+        assert f"\n    {name} : " in cls.__doc__, name

@@ -56,21 +56,27 @@ class _LapRLSBase(ManifoldMixin, BaseEstimator):
         return solve_manifold(problem, quadratic)
 
 
-_PARAMS_DOC = """
+class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
+    """Laplacian regularized least-squares regression (exact; paper 000 eq. 3).
+
+    Minimises ``(1/l) Σ_labeled (y_i − f(x_i))² + ambient_reg‖f‖²_K + intrinsic_reg fᵀLf/tr(L)``
+    over f in the span of k(x_j, ·) for all training points. NaN targets mark unlabeled points.
+
     Parameters
     ----------
-    kernel : Kernel, default=RBF(gamma="median")
+    kernel : Kernel or None, default=RBF(gamma="median")
         Kernel object from :mod:`semiscale.kernels` (fixed, or fitted on the training data);
         None also means ``RBF(gamma="median")``.
-    graph : KNNGraph, default=KNNGraph()
+    graph : KNNGraph, PrecomputedGraph or None, default=KNNGraph()
         Graph builder whose ``laplacian_`` defines the intrinsic term (None also means
-        ``KNNGraph()``); ``semiscale.graph.PrecomputedGraph`` reuses a Laplacian of the whole
-        data set.  Ignored when ``fit`` receives ``laplacian=`` or when ``intrinsic_reg == 0``.
-        A copy is fitted; it takes the estimator's ``memory_budget`` when its own is None.
+        ``KNNGraph()``); :class:`semiscale.graph.PrecomputedGraph` reuses a Laplacian of the
+        whole data set.  Ignored when ``fit`` receives ``laplacian=`` or when
+        ``intrinsic_reg == 0``.  A copy is fitted (``graph_``); it takes the estimator's
+        ``memory_budget`` when its own is None.
     ambient_reg : float, default=1e-4
-        Weight of ‖f‖²_K in the canonical objective.
+        Weight of ‖f‖²_K in the canonical objective; ``>= 0``.
     intrinsic_reg : float, default=1.0
-        Weight of fᵀLf / tr(L); 0 gives supervised RLS on the labeled points.
+        Weight of fᵀLf / tr(L); ``>= 0``, and 0 gives supervised RLS on the labeled points.
     solver : {"direct", "cg", "pcg"}, default="direct"
         "direct": dense LU of paper 000's eq. (3), O(n³) time, two n×n arrays of memory.
         "cg"/"pcg": (preconditioned) conjugate gradient on the symmetric form
@@ -79,47 +85,78 @@ _PARAMS_DOC = """
     preconditioner : str or None, default="sampled-hessian"
         For ``solver="pcg"``: a name of :data:`semiscale.solvers.PRECONDITIONERS`.
     tol : float, default=1e-6
-        Relative residual at which CG/PCG stops.
-    max_iter : int, default=None
+        Relative residual at which CG/PCG stops; ``> 0``.
+    max_iter : int or None, default=None
         CG/PCG iteration cap (None: 10·n).
-    memory_budget : int or str, default=None
-        Largest working memory (bytes or e.g. "4GB"); None = a quarter of available memory.
-        A problem that does not fit raises ``MemoryBudgetError`` before allocating.
+    memory_budget : int, str or None, default=None
+        Largest working memory (bytes, or a string such as "4GB" or "512MiB"); None = a quarter
+        of available memory.  A problem that does not fit raises ``MemoryBudgetError`` before
+        allocating.  Also bounds the graph search when ``graph`` has no budget of its own.
     random_state : int, RandomState, Generator or None, default=None
-        Seeds data-dependent kernel heuristics (``gamma="median"``).
+        Seeds data-dependent kernel heuristics (``gamma="median"``) and the ``"pcg"``
+        preconditioner's row sample.  An int gives the same model on every fit; a
+        ``RandomState`` or ``Generator`` is drawn from (and advanced).
     verbose : int, default=0
+        Print the residual of each CG iteration when > 0.
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x_j, x) + b`` (paper 000 has none); solved
         by a bordered system (:mod:`semiscale.solvers.manifold`).
-"""
 
-
-class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
-    __doc__ = (
-        """Laplacian regularized least-squares regression (exact; paper 000 eq. 3).
-
-    Minimises ``(1/l) Σ_labeled (y_i − f(x_i))² + ambient_reg‖f‖²_K + intrinsic_reg fᵀLf/tr(L)``
-    over f in the span of k(x_j, ·) for all training points. NaN targets mark unlabeled points.
-"""
-        + _PARAMS_DOC
-        + """
     Attributes
     ----------
     kernel_ : Kernel
         The kernel with data-dependent parameters resolved.
-    graph_ : KNNGraph or None
-        The fitted graph (None when a Laplacian was passed or intrinsic_reg = 0).
-    X_fit_ : ndarray
+    graph_ : KNNGraph, PrecomputedGraph or None
+        The fitted copy of ``graph`` (None when a Laplacian was passed or intrinsic_reg = 0).
+    X_fit_ : ndarray of shape (n_fit, n_features)
         Expansion points (all training points; the labeled ones when intrinsic_reg = 0).
-    dual_coef_ : ndarray of shape (n_fit, n_targets)
-    intercept_ : ndarray of shape (n_targets,)
+    dual_coef_ : ndarray of shape (n_fit, n_outputs)
+        Coefficients α of the kernel expansion.
+    intercept_ : ndarray of shape (n_outputs,)
         The bias (zeros unless ``fit_intercept``).
-    transduction_ : ndarray
-        f on the training points.
+    n_iter_ : int
+        CG/PCG iterations (0 for ``solver="direct"``).
+    residuals_ : ndarray of shape (n_iter_ + 1, n_outputs) or None
+        Relative residual history of CG/PCG.
+    solver_info_ : dict
+        What the solver did (system solved, whether K was cached, convergence).
+    laplacian_trace_ : float
+        tr(L), the normaliser of the intrinsic term (0 without a graph).
+    n_labeled_ : int
+        Number of labeled training points.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+        Column names of ``X`` seen during ``fit``, when ``X`` is a pandas DataFrame with string
+        column names; ``predict`` then refuses columns in another order.
     timings_ : dict
-        Seconds spent in graph construction, solving, and in total.
+        Seconds spent in graph construction (``"graph"``), solving (``"solve"``) and in total.
+    transduction_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        f on the training points (labeled and unlabeled).
+
+    See Also
+    --------
+    LapRLSClassifier : The same model for class labels.
+    NystromLapRLSRegressor : Its Nyström approximation, for large n.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import make_two_moons
+    >>> from semiscale.graph import KNNGraph
+    >>> from semiscale.kernels import RBF
+    >>> from semiscale.models import LapRLSRegressor
+    >>> X, y = make_two_moons(200, noise=0.05, random_state=0)
+    >>> first = [np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]]  # a point of each moon
+    >>> y_ssl = np.full(200, np.nan)  # NaN marks unlabeled points
+    >>> y_ssl[first] = [0.0, 1.0]     # two labeled points, one target per moon
+    >>> model = LapRLSRegressor(
+    ...     kernel=RBF(gamma=20.0), graph=KNNGraph(n_neighbors=10),
+    ...     ambient_reg=1e-6, intrinsic_reg=100.0,
+    ... ).fit(X, y_ssl)
+    >>> model.predict([[0.0, 1.0], [1.0, -0.5]]).round(1)  # new points on each moon
+    array([0., 1.])
     """
-    )
 
     def __init__(
         self,
@@ -151,27 +188,114 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
 
 
 class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
-    _parameter_constraints: dict = {**_LapRLSBase._parameter_constraints, **UNLABELED_CONSTRAINT}
-
-    __doc__ = (
-        """Laplacian regularized least-squares classification (exact; paper 000 eq. 3).
+    """Laplacian regularized least-squares classification (exact; paper 000 eq. 3).
 
     Binary problems regress ±1 targets; multiclass problems solve one-vs-rest with one right-hand
     side per class in a single factorization. ``y == unlabeled`` marks unlabeled points.
-"""
-        + _PARAMS_DOC
-        + """    unlabeled : int, float or str, default=-1
-        Marker of unlabeled points in ``y``.
+
+    Parameters
+    ----------
+    kernel : Kernel or None, default=RBF(gamma="median")
+        Kernel object from :mod:`semiscale.kernels` (fixed, or fitted on the training data);
+        None also means ``RBF(gamma="median")``.
+    graph : KNNGraph, PrecomputedGraph or None, default=KNNGraph()
+        Graph builder whose ``laplacian_`` defines the intrinsic term (None also means
+        ``KNNGraph()``); :class:`semiscale.graph.PrecomputedGraph` reuses a Laplacian of the
+        whole data set.  Ignored when ``fit`` receives ``laplacian=`` or when
+        ``intrinsic_reg == 0``.  A copy is fitted (``graph_``); it takes the estimator's
+        ``memory_budget`` when its own is None.
+    ambient_reg : float, default=1e-4
+        Weight of ‖f‖²_K in the canonical objective; ``>= 0``.
+    intrinsic_reg : float, default=1.0
+        Weight of fᵀLf / tr(L); ``>= 0``, and 0 gives supervised RLS on the labeled points.
+    solver : {"direct", "cg", "pcg"}, default="direct"
+        "direct": dense LU of paper 000's eq. (3), O(n³) time, two n×n arrays of memory.
+        "cg"/"pcg": (preconditioned) conjugate gradient on the symmetric form
+        K(JK + λ_A I + λ_I LK)α = KJy, K cached when it fits ``memory_budget``
+        (paper 000's LapRLS-CG/PCG); with ``intrinsic_reg=0``, CG on (K_ll + λ_A I)α = y (RLS-CG).
+    preconditioner : str or None, default="sampled-hessian"
+        For ``solver="pcg"``: a name of :data:`semiscale.solvers.PRECONDITIONERS`.
+    tol : float, default=1e-6
+        Relative residual at which CG/PCG stops; ``> 0``.
+    max_iter : int or None, default=None
+        CG/PCG iteration cap (None: 10·n).
+    memory_budget : int, str or None, default=None
+        Largest working memory (bytes, or a string such as "4GB" or "512MiB"); None = a quarter
+        of available memory.  A problem that does not fit raises ``MemoryBudgetError`` before
+        allocating.  Also bounds the graph search when ``graph`` has no budget of its own.
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds data-dependent kernel heuristics (``gamma="median"``) and the ``"pcg"``
+        preconditioner's row sample.  An int gives the same model on every fit; a
+        ``RandomState`` or ``Generator`` is drawn from (and advanced).
+    verbose : int, default=0
+        Print the residual of each CG iteration when > 0.
+    fit_intercept : bool, default=False
+        Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x_j, x) + b`` (paper 000 has none); solved
+        by a bordered system (:mod:`semiscale.solvers.manifold`).
+    unlabeled : int, float, str or None, default=-1
+        Marker of unlabeled points in ``y`` (None: every point is labeled).
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    kernel_, graph_, X_fit_, dual_coef_, intercept_, timings_
-        As in :class:`LapRLSRegressor`.
+        The classes seen among the labeled points.
+    kernel_ : Kernel
+        The kernel with data-dependent parameters resolved.
+    graph_ : KNNGraph, PrecomputedGraph or None
+        The fitted copy of ``graph`` (None when a Laplacian was passed or intrinsic_reg = 0).
+    X_fit_ : ndarray of shape (n_fit, n_features)
+        Expansion points (all training points; the labeled ones when intrinsic_reg = 0).
+    dual_coef_ : ndarray of shape (n_fit, n_outputs)
+        Coefficients α of the kernel expansion.
+    intercept_ : ndarray of shape (n_outputs,)
+        The bias (zeros unless ``fit_intercept``).
+    n_iter_ : int
+        CG/PCG iterations (0 for ``solver="direct"``).
+    residuals_ : ndarray of shape (n_iter_ + 1, n_outputs) or None
+        Relative residual history of CG/PCG.
+    solver_info_ : dict
+        What the solver did (system solved, whether K was cached, convergence).
+    laplacian_trace_ : float
+        tr(L), the normaliser of the intrinsic term (0 without a graph).
+    n_labeled_ : int
+        Number of labeled training points.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+        Column names of ``X`` seen during ``fit``, when ``X`` is a pandas DataFrame with string
+        column names; ``predict`` then refuses columns in another order.
+    timings_ : dict
+        Seconds spent in graph construction (``"graph"``), solving (``"solve"``) and in total.
     transduction_ : ndarray of shape (n_samples,)
         Predicted labels of the training points (labeled and unlabeled).
+
+    See Also
+    --------
+    LapRLSRegressor : The same model for real-valued targets.
+    NystromLapRLSClassifier : Its Nyström approximation, for large n.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import make_two_moons
+    >>> from semiscale.graph import KNNGraph
+    >>> from semiscale.kernels import RBF
+    >>> from semiscale.models import LapRLSClassifier
+    >>> X, y = make_two_moons(200, noise=0.05, random_state=0)
+    >>> first = [np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]]  # a point of each moon
+    >>> y_ssl = np.full_like(y, -1)  # -1 marks unlabeled points
+    >>> y_ssl[first] = [0, 1]        # two labeled points, one per moon
+    >>> model = LapRLSClassifier(
+    ...     kernel=RBF(gamma=20.0), graph=KNNGraph(n_neighbors=10),
+    ...     ambient_reg=1e-6, intrinsic_reg=100.0,
+    ... ).fit(X, y_ssl)
+    >>> float((model.transduction_ == y).mean())  # the 198 unlabeled points are labeled right
+    1.0
+    >>> model.predict([[0.0, 1.0], [1.0, -0.5]])  # new points on each moon
+    array([0, 1])
     """
-    )
+
+    _parameter_constraints: dict = {**_LapRLSBase._parameter_constraints, **UNLABELED_CONSTRAINT}
 
     def __init__(
         self,

@@ -130,27 +130,35 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
         return solution
 
 
-_PARAMS_DOC = """
+class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
+    """Nyström LapRLS regression solved by PCG (paper 000, "Nyström-PCG").
+
+    The LapRLS objective of :class:`LapRLSRegressor` minimised over f in the span of
+    k(x̃_j, ·) for s Nyström centers x̃_j; memory O(n + s²), O(n·s·d) per PCG iteration.
+    NaN targets mark unlabeled points.
+
     Parameters
     ----------
-    kernel : Kernel, default=RBF(gamma="median")
+    kernel : Kernel or None, default=RBF(gamma="median")
         Kernel object from :mod:`semiscale.kernels` (fixed, or fitted on the training data);
         None also means ``RBF(gamma="median")``.
-    graph : KNNGraph, default=KNNGraph()
+    graph : KNNGraph, PrecomputedGraph or None, default=KNNGraph()
         Graph builder whose ``laplacian_`` defines the intrinsic term (None also means
-        ``KNNGraph()``); ``semiscale.graph.PrecomputedGraph`` reuses a Laplacian of the whole
-        data set.  A copy is fitted; it takes the estimator's ``memory_budget`` and ``n_jobs``
-        where its own are None.
+        ``KNNGraph()``); :class:`semiscale.graph.PrecomputedGraph` reuses a Laplacian of the
+        whole data set.  Ignored when ``fit`` receives ``laplacian=`` or when
+        ``intrinsic_reg == 0``.  A copy is fitted (``graph_``); it takes the estimator's
+        ``memory_budget`` and ``n_jobs`` where its own are None.
     ambient_reg : float, default=1e-4
-        Weight of ‖f‖²_K in the canonical objective.
+        Weight of ‖f‖²_K in the canonical objective; ``>= 0``.
     intrinsic_reg : float, default=1.0
-        Weight of fᵀLf / tr(L); 0 gives Nyström RLS (only labeled rows are ever touched).
+        Weight of fᵀLf / tr(L); ``>= 0``, and 0 gives Nyström RLS (only labeled rows are ever
+        touched).
     n_centers : int, float, "auto" or "sqrt", default="auto"
-        Number of Nyström centers s: an int, a fraction of n, "auto" (a tenth of n, at least 500
-        or n, at most 1,000: on a9a s = 2,000 was no more accurate than 1,000 and 1.7x slower;
-        on two moons with one label per class s = 200 of 2,000 points lost accuracy that 500
-        kept; :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`), or "sqrt" (⌈√n⌉, paper
-        000's theory).
+        Number of Nyström centers s: an int in [1, n], a fraction of n in (0, 1], "auto" (a
+        tenth of n, at least 500 or n, at most 1,000: on a9a s = 2,000 was no more accurate
+        than 1,000 and 1.7x slower; on two moons with one label per class s = 200 of 2,000
+        points lost accuracy that 500 kept; :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`),
+        or "sqrt" (⌈√n⌉, paper 000's theory).
     center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
         Cholesky; the last two approximate K better on data of uneven density, but on paper
@@ -173,13 +181,14 @@ _PARAMS_DOC = """
         :func:`semiscale.solvers.sampled_hessian_preconditioner`), ``{"variant": 6}`` for
         ``"paper"``/``"falkon"``.
     tol : float, default=1e-6
-        Relative residual ‖z − Hα‖/‖z‖ at which CG/PCG stops.
-    max_iter : int, default=None
+        Relative residual ‖z − Hα‖/‖z‖ at which CG/PCG stops; ``> 0``.
+    max_iter : int or None, default=None
         Iteration cap (None: 10·s).
-    memory_budget : int or str, default=None
-        Largest working memory (bytes or e.g. "2GB"); None = a quarter of available memory.
-        Decides block sizes and whether K_ns is cached.
-    kernel_dtype : {"float64", "float32"}, default="float64"
+    memory_budget : int, str or None, default=None
+        Largest working memory (bytes, or a string such as "2GB" or "512MiB"); None = a quarter
+        of available memory.  Decides block sizes and whether K_ns is cached; also bounds the
+        graph search when ``graph`` has no budget of its own.
+    kernel_dtype : {"float64", "float32"} or numpy dtype, default="float64"
         Precision of the kernel blocks and the K_ns cache, whatever the dtype of ``X`` (the
         Krylov recurrences always run in float64).  "float32" halves the cache and the memory
         traffic of each H product, but the operator then carries errors of about κ(H)·6e-8.
@@ -191,28 +200,33 @@ _PARAMS_DOC = """
         garbage (test RMSE 5.5–590 where float64 gives 0.13–2.4).  Use it only for a
         well-conditioned system (large ambient_reg), and check ``solver_info_["converged"]``.
     random_state : int, RandomState, Generator or None, default=None
-        Seeds center selection, the preconditioner's row sample and kernel heuristics.
+        Seeds center selection, the preconditioner's row sample and kernel heuristics.  An int
+        gives the same model on every fit; a ``RandomState`` or ``Generator`` is drawn from (and
+        advanced).
     n_jobs : int or None, default=None
         Threads for the kernel blocks, as scikit-learn reads ``n_jobs``: None means 1 unless
         inside a ``joblib.parallel_config(n_jobs=...)`` context, -1 means all cores.  Each
         computes a contiguous chunk of K_ns's rows with single-threaded BLAS, so that NumPy's
-        elementwise passes (exp) use every core too.
+        elementwise passes (exp) use every core too.  Also the graph search's threads when
+        ``graph`` leaves its own ``n_jobs`` at None.
     verbose : int, default=0
         Print the residual of each CG iteration when > 0.
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x̃_j, x) + b`` (paper 000 has none); solved
         by a bordered system (:mod:`semiscale.solvers.manifold`), one extra right-hand side.
-"""
 
-_ATTRS_DOC = """
     Attributes
     ----------
-    kernel_, graph_ : the resolved kernel and the fitted graph (None if a Laplacian was passed).
+    kernel_ : Kernel
+        The kernel with data-dependent parameters resolved.
+    graph_ : KNNGraph, PrecomputedGraph or None
+        The fitted copy of ``graph`` (None when a Laplacian was passed or intrinsic_reg = 0).
     center_index_ : ndarray of int, shape (s,)
         Rows of the training X used as centers.
     X_fit_ : ndarray of shape (s, n_features)
         The centers.
     dual_coef_ : ndarray of shape (s, n_outputs)
+        Coefficients α of the kernel expansion over the centers.
     intercept_ : ndarray of shape (n_outputs,)
         The bias (zeros unless ``fit_intercept``).
     n_iter_ : int
@@ -226,22 +240,45 @@ _ATTRS_DOC = """
         selection), ``rhs_seconds`` (z = K_msᵀy, which fills the K_ns cache when it fits),
         ``preconditioner_seconds`` (with K_ss and its factorization) and ``iterations_seconds``
         (the CG/PCG loop, retries included; ``"direct"``: forming and factoring H).
-    transduction_ : ndarray
-        Predictions on the training points.
+    laplacian_trace_ : float
+        tr(L), the normaliser of the intrinsic term (0 without a graph).
+    n_labeled_ : int
+        Number of labeled training points.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+        Column names of ``X`` seen during ``fit``, when ``X`` is a pandas DataFrame with string
+        column names; ``predict`` then refuses columns in another order.
     timings_ : dict
-        Seconds spent in graph construction, solving and in total.
-"""
+        Seconds spent in graph construction (``"graph"``), solving (``"solve"``) and in total.
+    transduction_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        f on the training points (labeled and unlabeled).
 
+    See Also
+    --------
+    NystromLapRLSClassifier : The same model for class labels.
+    LapRLSRegressor : The exact model (all n points as centers), for moderate n.
 
-class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
-    __doc__ = (
-        """Nyström LapRLS regression solved by PCG (paper 000, "Nyström-PCG").
-
-    NaN targets mark unlabeled points.
-"""
-        + _PARAMS_DOC
-        + _ATTRS_DOC
-    )
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import make_two_moons
+    >>> from semiscale.graph import KNNGraph
+    >>> from semiscale.kernels import RBF
+    >>> from semiscale.models import NystromLapRLSRegressor
+    >>> X, y = make_two_moons(200, noise=0.05, random_state=0)
+    >>> first = [np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]]  # a point of each moon
+    >>> y_ssl = np.full(200, np.nan)  # NaN marks unlabeled points
+    >>> y_ssl[first] = [0.0, 1.0]     # two labeled points, one target per moon
+    >>> model = NystromLapRLSRegressor(
+    ...     kernel=RBF(gamma=20.0), graph=KNNGraph(n_neighbors=10),
+    ...     ambient_reg=1e-6, intrinsic_reg=100.0, n_centers=150, random_state=0,
+    ... ).fit(X, y_ssl)
+    >>> model.X_fit_.shape  # the centers
+    (150, 2)
+    >>> model.predict([[0.0, 1.0], [1.0, -0.5]]).round(1)  # new points on each moon
+    array([0., 1.])
+    """
 
     def __init__(
         self,
@@ -285,23 +322,163 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
 
 
 class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
+    """Nyström LapRLS classification solved by PCG (paper 000, "Nyström-PCG").
+
+    The LapRLS objective of :class:`LapRLSClassifier` minimised over f in the span of
+    k(x̃_j, ·) for s Nyström centers x̃_j: one-vs-rest least squares with one right-hand side per
+    class, all solved in one PCG run.  ``y == unlabeled`` marks unlabeled points.
+
+    Parameters
+    ----------
+    kernel : Kernel or None, default=RBF(gamma="median")
+        Kernel object from :mod:`semiscale.kernels` (fixed, or fitted on the training data);
+        None also means ``RBF(gamma="median")``.
+    graph : KNNGraph, PrecomputedGraph or None, default=KNNGraph()
+        Graph builder whose ``laplacian_`` defines the intrinsic term (None also means
+        ``KNNGraph()``); :class:`semiscale.graph.PrecomputedGraph` reuses a Laplacian of the
+        whole data set.  Ignored when ``fit`` receives ``laplacian=`` or when
+        ``intrinsic_reg == 0``.  A copy is fitted (``graph_``); it takes the estimator's
+        ``memory_budget`` and ``n_jobs`` where its own are None.
+    ambient_reg : float, default=1e-4
+        Weight of ‖f‖²_K in the canonical objective; ``>= 0``.
+    intrinsic_reg : float, default=1.0
+        Weight of fᵀLf / tr(L); ``>= 0``, and 0 gives Nyström RLS (only labeled rows are ever
+        touched).
+    n_centers : int, float, "auto" or "sqrt", default="auto"
+        Number of Nyström centers s: an int in [1, n], a fraction of n in (0, 1], "auto" (a
+        tenth of n, at least 500 or n, at most 1,000: on a9a s = 2,000 was no more accurate
+        than 1,000 and 1.7x slower; on two moons with one label per class s = 200 of 2,000
+        points lost accuracy that 500 kept; :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`),
+        or "sqrt" (⌈√n⌉, paper 000's theory).
+    center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
+        Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
+        Cholesky; the last two approximate K better on data of uneven density, but on paper
+        000's datasets that did not lower the test RMSE (:mod:`semiscale.linalg.nystrom`,
+        ``benchmarks/results/center_selection/``).
+    labeled_centers : bool, default=True
+        When the m labeled points fit (m ≤ s), make all of them centers and choose only the
+        other s − m by ``center_selection``.  The span then contains RLS's (by the representer
+        theorem, ``intrinsic_reg=0`` gives exactly kernel RLS on the labeled points), and the
+        preconditioner reads those points' features from chol(K_ss) instead of computing them.
+        No effect when m > s.
+    solver : {"pcg", "cg", "direct"}, default="pcg"
+        Preconditioned CG, plain CG on the blocked operator, or forming H (s×s) and factoring it.
+    preconditioner : str or None, default="sampled-hessian"
+        A name of :data:`semiscale.solvers.PRECONDITIONERS` ("sampled-hessian", "paper", "paper5",
+        "paper6", "falkon", "jacobi") used when ``solver="pcg"``.
+    preconditioner_options : dict or None, default=None
+        Extra keyword arguments of the preconditioner's builder, e.g. ``{"n_rows": 500}`` or
+        ``{"n_labeled_rows": 2000}`` for ``"sampled-hessian"`` (see
+        :func:`semiscale.solvers.sampled_hessian_preconditioner`), ``{"variant": 6}`` for
+        ``"paper"``/``"falkon"``.
+    tol : float, default=1e-6
+        Relative residual ‖z − Hα‖/‖z‖ at which CG/PCG stops; ``> 0``.
+    max_iter : int or None, default=None
+        Iteration cap (None: 10·s).
+    memory_budget : int, str or None, default=None
+        Largest working memory (bytes, or a string such as "2GB" or "512MiB"); None = a quarter
+        of available memory.  Decides block sizes and whether K_ns is cached; also bounds the
+        graph search when ``graph`` has no budget of its own.
+    kernel_dtype : {"float64", "float32"} or numpy dtype, default="float64"
+        Precision of the kernel blocks and the K_ns cache, whatever the dtype of ``X`` (the
+        Krylov recurrences always run in float64).  "float32" halves the cache and the memory
+        traffic of each H product, but the operator then carries errors of about κ(H)·6e-8.
+        On repeat 0 of ``semiscale bench paper000``'s protocol at its CV-chosen parameters
+        (``benchmarks/results/kernel_dtype/``) it fitted
+        madelon and phishing about 27 % faster with the same test RMSE to 3–4 digits, needed
+        11 and 48 PCG iterations instead of 4 and 3 on a8a and a9a, and on space_ga, abalone,
+        ijcnn1, cod-rna and connect-4 did not converge within 50 iterations and predicted
+        garbage (test RMSE 5.5–590 where float64 gives 0.13–2.4).  Use it only for a
+        well-conditioned system (large ambient_reg), and check ``solver_info_["converged"]``.
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds center selection, the preconditioner's row sample and kernel heuristics.  An int
+        gives the same model on every fit; a ``RandomState`` or ``Generator`` is drawn from (and
+        advanced).
+    n_jobs : int or None, default=None
+        Threads for the kernel blocks, as scikit-learn reads ``n_jobs``: None means 1 unless
+        inside a ``joblib.parallel_config(n_jobs=...)`` context, -1 means all cores.  Each
+        computes a contiguous chunk of K_ns's rows with single-threaded BLAS, so that NumPy's
+        elementwise passes (exp) use every core too.  Also the graph search's threads when
+        ``graph`` leaves its own ``n_jobs`` at None.
+    verbose : int, default=0
+        Print the residual of each CG iteration when > 0.
+    fit_intercept : bool, default=False
+        Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x̃_j, x) + b`` (paper 000 has none); solved
+        by a bordered system (:mod:`semiscale.solvers.manifold`), one extra right-hand side.
+    unlabeled : int, float, str or None, default=-1
+        Marker of unlabeled points in ``y`` (None: every point is labeled).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The classes seen among the labeled points.
+    kernel_ : Kernel
+        The kernel with data-dependent parameters resolved.
+    graph_ : KNNGraph, PrecomputedGraph or None
+        The fitted copy of ``graph`` (None when a Laplacian was passed or intrinsic_reg = 0).
+    center_index_ : ndarray of int, shape (s,)
+        Rows of the training X used as centers.
+    X_fit_ : ndarray of shape (s, n_features)
+        The centers.
+    dual_coef_ : ndarray of shape (s, n_outputs)
+        Coefficients α of the kernel expansion over the centers.
+    intercept_ : ndarray of shape (n_outputs,)
+        The bias (zeros unless ``fit_intercept``).
+    n_iter_ : int
+        CG/PCG iterations (0 for ``solver="direct"``).
+    residuals_ : ndarray of shape (n_iter_ + 1, n_outputs) or None
+        Relative residual history.
+    solver_info_ : dict
+        Preconditioner, jitter, whether K_ns was cached, number of H products, convergence;
+        for ``"sampled-hessian"`` also ``laplacian_rows`` (the graph sample used) and
+        ``graph_trace_share``.  Seconds of the fit's phases: ``centers_seconds`` (center
+        selection), ``rhs_seconds`` (z = K_msᵀy, which fills the K_ns cache when it fits),
+        ``preconditioner_seconds`` (with K_ss and its factorization) and ``iterations_seconds``
+        (the CG/PCG loop, retries included; ``"direct"``: forming and factoring H).
+    laplacian_trace_ : float
+        tr(L), the normaliser of the intrinsic term (0 without a graph).
+    n_labeled_ : int
+        Number of labeled training points.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+        Column names of ``X`` seen during ``fit``, when ``X`` is a pandas DataFrame with string
+        column names; ``predict`` then refuses columns in another order.
+    timings_ : dict
+        Seconds spent in graph construction (``"graph"``), solving (``"solve"``) and in total.
+    transduction_ : ndarray of shape (n_samples,)
+        Predicted labels of the training points (labeled and unlabeled).
+
+    See Also
+    --------
+    NystromLapRLSRegressor : The same model for real-valued targets.
+    LapRLSClassifier : The exact model (all n points as centers), for moderate n.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import make_two_moons
+    >>> from semiscale.graph import KNNGraph
+    >>> from semiscale.kernels import RBF
+    >>> from semiscale.models import NystromLapRLSClassifier
+    >>> X, y = make_two_moons(200, noise=0.05, random_state=0)
+    >>> first = [np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]]  # a point of each moon
+    >>> y_ssl = np.full_like(y, -1)  # -1 marks unlabeled points
+    >>> y_ssl[first] = [0, 1]        # two labeled points, one per moon
+    >>> model = NystromLapRLSClassifier(
+    ...     kernel=RBF(gamma=20.0), graph=KNNGraph(n_neighbors=10),
+    ...     ambient_reg=1e-6, intrinsic_reg=100.0, n_centers=150, random_state=0,
+    ... ).fit(X, y_ssl)
+    >>> float((model.transduction_ == y).mean())  # the 198 unlabeled points are labeled right
+    1.0
+    >>> model.predict([[0.0, 1.0], [1.0, -0.5]])  # new points on each moon
+    array([0, 1])
+    """
+
     _parameter_constraints: dict = {
         **_NystromLapRLSBase._parameter_constraints,
         **UNLABELED_CONSTRAINT,
     }
-
-    __doc__ = (
-        """Nyström LapRLS classification solved by PCG (paper 000, "Nyström-PCG").
-
-    One-vs-rest least squares with one right-hand side per class, all solved in one PCG run.
-    ``y == unlabeled`` marks unlabeled points.
-"""
-        + _PARAMS_DOC
-        + """    unlabeled : int, float or str, default=-1
-        Marker of unlabeled points in ``y``.
-"""
-        + _ATTRS_DOC
-    )
 
     def __init__(
         self,
