@@ -108,9 +108,13 @@ def _check_fit_laplacian(laplacian, n_samples):
 class ManifoldMixin:
     """The loss-agnostic fit path of every manifold-regularization estimator.
 
-    Subclasses define ``_solve(problem: ManifoldProblem) -> Solution`` and may set the class
-    attributes ``_loss`` (a :mod:`semiscale.losses` name or object; default squared) and read
-    ``fit_intercept`` from their parameters.
+    Subclasses define ``_solve(problem: ManifoldProblem) -> Solution`` and
+    ``_parameter_constraints`` (scikit-learn's declarative validation, which ``fit`` checks
+    first: :data:`MANIFOLD_PARAMETER_CONSTRAINTS` plus their own parameters), and may set the
+    class attributes ``_loss`` (a :mod:`semiscale.losses` name or object; default squared) and
+    read ``fit_intercept`` from their parameters.  ``fit`` records ``n_features_in_`` (and
+    ``feature_names_in_`` for a DataFrame) with scikit-learn's ``validate_data``; ``predict``,
+    ``decision_function`` and ``score`` check ``X`` against them.
     """
 
     _loss = "squared"
