@@ -43,7 +43,11 @@ numpydoc_attributes_as_param_list = True
 # without the inventories the names are plain text.
 intersphinx_mapping = {}
 
+# Object entries in the side bar as "fit", not "LapRLSClassifier.fit".
+toc_object_entries_show_parents = "hide"
+
 html_theme = "alabaster"
+html_theme_options = {"page_width": "1100px", "sidebar_width": "260px"}
 html_title = f"semiscale {release}"
 html_static_path = []
 
