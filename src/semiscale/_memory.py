@@ -12,11 +12,13 @@ import re
 
 __all__ = [
     "MemoryBudgetError",
+    "UNBUDGETED_BASE_BYTES",
     "available_memory",
     "block_rows",
     "format_bytes",
     "parse_memory_budget",
     "row_slices",
+    "unbudgeted_bytes",
 ]
 
 #: Fraction of the currently available memory used when no budget is given.
@@ -81,6 +83,43 @@ def parse_memory_budget(memory_budget: int | float | str | None) -> int:
     if not value > 0 or value != value:
         raise ValueError(f"memory_budget must be positive, got {memory_budget!r}")
     return int(value)
+
+
+#: The fixed part of :func:`unbudgeted_bytes`: the interpreter's allocator arenas, BLAS buffers
+#: and thread stacks touched by a fit, and the kernel's bandwidth heuristic (``gamma="median"``:
+#: the distances of its 1,000-point sample, about 20 MiB).
+UNBUDGETED_BASE_BYTES = 32 * 1024**2
+
+
+def unbudgeted_bytes(n_samples, n_features, laplacian_nnz=0, n_outputs=1, itemsize=8) -> int:
+    """The documented constant overhead of a budgeted fit: what ``memory_budget`` does not cover.
+
+    A fit's peak memory beyond its inputs stays below ``memory_budget`` plus this (measured by
+    ``python -m semiscale.bench.studies.memory_budget``, ``benchmarks/results/memory_budget/``).
+    Every allocation proportional to ``n·s``, ``s²``, ``n·r`` work arrays or a kernel block is
+    inside the budget; outside it are:
+
+    - :data:`UNBUDGETED_BASE_BYTES`;
+    - one copy of ``X`` (``n·d·itemsize``): a cast to the kernel's dtype, gathered rows;
+    - three copies of the Laplacian (``nnz·12 + (n + 1)·8`` bytes each): its validation
+      (``L − Lᵀ``) and the sampled-Hessian preconditioner's edge form;
+    - ``8·n·(r + 1)`` float64 numbers: labels, targets and right-hand sides, predictions,
+      masks and index vectors (``r`` outputs or classes).
+
+    Parameters
+    ----------
+    n_samples, n_features : int
+    laplacian_nnz : int
+        Non-zeros of the graph Laplacian (0 without a graph).
+    n_outputs : int
+        Targets (regression) or one-vs-rest columns (classes).
+    itemsize : int
+        Bytes of one entry of ``X`` (8: float64).
+    """
+    n = int(n_samples)
+    laplacian = 3 * (int(laplacian_nnz) * 12 + (n + 1) * 8) if laplacian_nnz else 0
+    vectors = 8 * n * (int(n_outputs) + 1) * 8
+    return UNBUDGETED_BASE_BYTES + n * int(n_features) * int(itemsize) + laplacian + vectors
 
 
 def format_bytes(n_bytes: float) -> str:

@@ -64,20 +64,36 @@ def _largest_magnitude(values) -> float:
     return float(max(values.max(), -values.min()))
 
 
-def _check_magnitude(values, n_features: int, name: str) -> None:
-    """Refuse values whose squared distances overflow (``4·d·max|x|² > dtype max``).
+def _check_magnitude(values, n_features: int, name: str, *, underflow: bool = True) -> None:
+    """Refuse values whose squared distances overflow or (``underflow``) underflow.
 
-    Without this check the squared norms become inf, their differences NaN, and the error
-    surfaced far away (as "duplicated or constant points", or a crash in a graph search).
+    Overflow: ``4·d·max|x|² > dtype max``.  Without this check the squared norms become inf,
+    their differences NaN, and the error surfaced far away (as "duplicated or constant points",
+    or a crash in a graph search).  Underflow: ``0 < max|x| < √(tiny/eps)`` (about 1e-146 in
+    float64, 3e-16 in float32), where every squared distance is below the normal range
+    (``tiny``) or within a factor ``1/eps`` of it, so distances lose their digits or become 0
+    and a bandwidth heuristic reported "duplicated or constant points" for ``X × 1e-170``.
+    Exact zeros (constant data) pass: they are reported as such where it matters.  Kernel
+    blocks skip the underflow check (``underflow=False``): with a given ``gamma`` a distance
+    rounded to 0 gives the right kernel value, 1; the input checks of estimators and graphs
+    (``check_X``) and the bandwidth heuristics (:func:`squared_distances`) make it.
     """
-    limit = np.sqrt(np.finfo(values.dtype).max / (4.0 * max(int(n_features), 1)))
+    info = np.finfo(values.dtype)
+    limit = np.sqrt(info.max / (4.0 * max(int(n_features), 1)))
     largest = _largest_magnitude(values)
+    dtype = np.dtype(values.dtype).name
+    advice = "rescale the data, e.g. with sklearn.preprocessing.StandardScaler or X / abs(X).max()"
     if largest > limit:
         raise ValueError(
             f"{name} has values too large (max |x| = {largest:.3g}) for squared distances in "
-            f"{np.dtype(values.dtype).name} (they overflow above about {limit:.3g} with "
-            f"{n_features} features); rescale the data, e.g. with "
-            "sklearn.preprocessing.StandardScaler or X / abs(X).max()"
+            f"{dtype} (they overflow above about {limit:.3g} with {n_features} features); " + advice
+        )
+    floor = np.sqrt(float(info.tiny) / float(info.eps))
+    if underflow and 0 < largest < floor:
+        raise ValueError(
+            f"{name} has values too small (max |x| = {largest:.3g}) for squared distances in "
+            f"{dtype} (they underflow below about {floor:.3g}: distances would round to 0); "
+            + advice
         )
 
 
@@ -198,17 +214,20 @@ def _reference_shift(pair: _Pair):
     return mean.astype(pair.dtype)
 
 
-def _sq_setup(pair: _Pair):
+def _sq_setup(pair: _Pair, *, underflow: bool = False):
     """B-side state of squared distances: the product plan and ‖b_j‖².
 
     When :func:`_reference_shift` asks for it, the pair is switched to shifted operands first:
     ``pair.shift`` is set (so :meth:`_Pair.rows` returns ``A[rows] − shift``) and the plan and
     norms are those of ``B − shift``.  Distances are unchanged by a common shift; only the
     kernels built on distances (RBF, :func:`squared_distances`) call this.  Operands whose
-    squared distances would overflow are refused here (:func:`_check_magnitude`).
+    squared distances would overflow are refused here, and with ``underflow`` those whose
+    distances would all round to 0 (:func:`_check_magnitude`).
     """
     for name, X in (("A", pair.A), ("B", pair.B)):
-        _check_magnitude(X.data if sp.issparse(X) else X, pair.n_features, name)
+        _check_magnitude(
+            X.data if sp.issparse(X) else X, pair.n_features, name, underflow=underflow
+        )
     shift = _reference_shift(pair)
     if shift is not None:
         pair.shift = shift
@@ -235,7 +254,9 @@ def squared_distances(A, B=None) -> np.ndarray:
     Dense ndarray of shape (len(A), len(B)); exact zeros on the diagonal when ``B`` is None or A.
     """
     pair = _Pair(A, B)
-    return _sq_dist_block(pair, slice(0, pair.A.shape[0]), *_sq_setup(pair))
+    # also refuses values so small that every distance would round to 0 (a bandwidth heuristic
+    # would then report "duplicated or constant points")
+    return _sq_dist_block(pair, slice(0, pair.A.shape[0]), *_sq_setup(pair, underflow=True))
 
 
 def _l1_distances(A, B) -> np.ndarray:

@@ -13,7 +13,8 @@ where ``J`` is the diagonal 0/1 selector of the labeled rows, so ``K_ms = J K_ns
 labeled rows of ``K_ns``.  Eq. (7) evaluates ``H α`` without forming ``H``; here it takes two passes
 over row blocks of ``X`` (``u = K_ns α``, then ``K_nsᵀ v``) with the sparse product
 ``v = J u + λ_I L u`` in between, so memory is one kernel block plus ``O(n r)``.  When the whole
-``K_ns`` (``n·s`` numbers) fits in ``memory_budget`` it is computed once and cached instead.
+``K_ns`` (``n·s`` numbers) fits in ``memory_budget`` it may be cached instead, once the products
+made without it have cost as much as filling it (:func:`cache_fill_passes`).
 
 With all points as centers (``s = n``), ``H = K (J K + λ_A I + λ_I L K)`` and ``z = K J y``, so
 ``f = K α`` equals the exact LapRLS solution of eq. (3) (:class:`FullLapRLSHessian`).
@@ -34,7 +35,49 @@ from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 from .._validation import check_laplacian
 from .ops import get_ops
 
-__all__ = ["FullLapRLSHessian", "NystromLapRLSHessian", "dense_nystrom_laprls_hessian"]
+__all__ = [
+    "FullLapRLSHessian",
+    "NystromLapRLSHessian",
+    "cache_fill_passes",
+    "dense_nystrom_laprls_hessian",
+]
+
+
+#: Cost model of the K_ns cache decision (:func:`cache_fill_passes`), nanoseconds per kernel
+#: entry, measured by ``python -m semiscale.bench.studies.memory_budget --part cache``
+#: (``benchmarks/results/memory_budget/``): a dense RBF pass costs
+#: ``(PASS_NS + PASS_NS_PER_FEATURE · d) / threads``, reading a stored entry
+#: ``READ_NS_PER_BYTE · itemsize`` and touching fresh memory for the first time
+#: ``TOUCH_NS_PER_BYTE · itemsize`` (page faults: 0.5–2.3 ns per byte on the measuring machine,
+#: growing with the size; the high end is used).
+PASS_NS = 10.0
+PASS_NS_PER_FEATURE = 0.17
+READ_NS_PER_BYTE = 0.15
+TOUCH_NS_PER_BYTE = 2.0
+
+
+def cache_fill_passes(X, n_centers, dtype, n_jobs=1) -> float:
+    """Passes over ``K_ns`` computed without a cache after which ``cache="auto"`` fills it.
+
+    Filling the cache costs one kernel pass plus the first touch of ``n·s`` fresh entries; each
+    later pass reads the cache instead of computing it.  How many passes a fit makes is not
+    known in advance (the sampled-Hessian preconditioner often converges in 1–5 iterations, two
+    passes each), so the cache is bought like skis in the rent-or-buy problem: the products
+    run without it until the passes they computed have cost as much as the fill would
+    (``F / (1 − ρ)`` passes, with ``F = 1 + touch/pass`` and ``ρ = read/pass``), and then fill it.
+    Whatever the number of iterations, the kernel time is then at most about twice that of the
+    better fixed choice; an eager cache cost 13–16 s where the whole uncached fit took 7 s
+    (500,000 two-moons points, s = 1,000, one PCG iteration), which this rule avoids.  Returns
+    ``inf`` when reading the cache is no cheaper than computing the kernel.
+    """
+    features = X.nnz / max(X.shape[0], 1) if sp.issparse(X) else X.shape[1]
+    threads = get_ops().n_threads(n_jobs)
+    per_pass = (PASS_NS + PASS_NS_PER_FEATURE * features) / max(threads, 1)
+    it = np.dtype(dtype).itemsize
+    rho = READ_NS_PER_BYTE * it / per_pass
+    if rho >= 1.0:
+        return float("inf")
+    return (1.0 + TOUCH_NS_PER_BYTE * it / per_pass) / (1.0 - rho)
 
 
 def _index(idx, n, name):
@@ -77,18 +120,41 @@ class NystromLapRLSHessian(LinearOperator):
     ambient_lambda, intrinsic_lambda : float
         ``λ_A``, ``λ_I`` in paper 000's scaling (see :func:`semiscale.scaling.solver_lambdas`).
     memory_budget : int, str or None
-        Bytes for ``K_ss``, the cached ``K_ns`` or one kernel block, and the ``n × r`` work arrays.
+        Bytes for ``K_ss``, ``reserved``, the cached ``K_ns`` or the kernel blocks, and the
+        ``n × r`` work arrays of a product.
     cache : {"auto", True, False}
-        Store ``K_ns`` (or ``K_ms`` without a graph): ``"auto"`` when it fits in the budget together
-        with ``K_ss`` and the kernel's own workspace; True demands it (``MemoryBudgetError`` if it
-        does not fit); False always recomputes kernel blocks (two passes per product).
+        Store ``K_ns`` (or ``K_ms`` without a graph).  ``"auto"``: allowed when it fits in the
+        budget beside ``K_ss``, ``reserved``, the work arrays and one kernel block
+        (``cached_``), and filled by the first product ``H V`` after the passes computed without
+        it have cost as much as filling it would (``cache_after_passes_``, from
+        :func:`cache_fill_passes`: a fit that converges in a few iterations never pays for it).
+        True fills it at the first use (``MemoryBudgetError`` if it does not fit); False always
+        recomputes kernel blocks (two passes per product).
     n_jobs : int or None, default=1
         Threads for the kernel blocks (:mod:`semiscale.linalg.blocked`); None = all cores.
+    reserved : int or dict of {str: int}, default=0
+        Bytes of ``memory_budget`` held by the caller's own buffers while the operator is used
+        (a preconditioner's ``s × s`` factors, by :func:`semiscale.solvers.nystrom.solver_memory`);
+        a dict names each part for the refusal message.  ``K_ss``, the cache and the kernel
+        blocks fit in what is left.
+    n_columns : int, optional
+        The number of right-hand sides the solve will use.  When given, the construction checks
+        that ``K_ss``, ``reserved``, the ``n × n_columns`` work arrays and one kernel block row
+        fit in ``memory_budget`` together, and raises :class:`MemoryBudgetError` naming each
+        part *before anything is allocated*; without it, a budget too small for a product is
+        refused by the product.
 
     Attributes
     ----------
     cached_ : bool
-        Whether ``K_ns`` is stored (it fits in the budget together with ``K_ss``).
+        Whether ``K_ns`` may be stored (it fits in the budget; see ``cache``).
+    cache_filled_ : bool
+        Whether it has been filled.
+    cache_after_passes_ : float
+        Passes over ``K_ns``'s rows computed without the cache after which ``"auto"`` fills it
+        (0 with ``cache=True``).
+    uncached_passes_ : float
+        Passes computed without the cache so far.
     n_matvec_ : int
         Number of block products ``H V`` performed.
     n_samples_, n_labeled_, n_centers_ : int
@@ -112,6 +178,8 @@ class NystromLapRLSHessian(LinearOperator):
         *,
         cache="auto",
         n_jobs=1,
+        reserved=0,
+        n_columns=None,
     ):
         self.kernel = kernel
         self.n_jobs = n_jobs
@@ -143,15 +211,73 @@ class NystromLapRLSHessian(LinearOperator):
         super().__init__(dtype=dtype, shape=(s, s))
         self.memory_budget = parse_memory_budget(memory_budget)
         it = dtype.itemsize
-        self._fixed = s * s * it
-        if self._fixed >= self.memory_budget:
+        parts = dict(reserved) if isinstance(reserved, dict) else {"reserved buffers": reserved}
+        self._reserved = {what: int(size) for what, size in parts.items() if size}
+        self._fixed = s * s * it + sum(self._reserved.values())
+        self._n_columns = 1 if n_columns is None else max(int(n_columns), 1)
+        self._checked = n_columns is not None
+        if self._checked:
+            self._check_budget()
+        elif self._fixed >= self.memory_budget:
             raise MemoryBudgetError(
                 f"memory_budget={format_bytes(self.memory_budget)} cannot even hold K_ss "
-                f"({s}x{s}, {format_bytes(self._fixed)}); raise memory_budget or use fewer centers"
+                f"({s}x{s}, {format_bytes(s * s * it)})"
+                + "".join(f" and {w} ({format_bytes(b)})" for w, b in self._reserved.items())
+                + "; raise memory_budget or use fewer centers"
             )
         self._K_ss = self._K_rows = self._X_rows = self._work = self._center_lookup = None
         self.cached_ = self._decide_cache(cache)
         self.n_matvec_ = 0
+        #: Passes over the operator's rows computed without the cache (the "rent" paid).
+        self.uncached_passes_ = 0.0
+        self.cache_after_passes_ = (
+            0.0
+            if cache is True
+            else cache_fill_passes(self._X_used(), self.n_centers_, dtype, n_jobs)
+        )
+
+    def _check_budget(self):
+        """Refuse, before anything is allocated, a budget that cannot hold one product.
+
+        The parts: ``K_ss``, the reserved buffers, the two ``n × r`` work arrays of a product
+        and the kernel's smallest block (one row and its B-side operands).
+        """
+        s, it = self.n_centers_, self.dtype.itemsize
+        rows = self.n_samples_ if self._rows is None else self.n_labeled_
+        parts = {f"K_ss ({s}x{s})": s * s * it, **self._reserved}
+        parts[f"the {rows}x{self._n_columns} work arrays of a product"] = (
+            2 * rows * self._n_columns * it
+        )
+        _, per_row, fixed = self.kernel._block_plan(self.X[:1], self.centers_)
+        parts["one kernel block row"] = per_row + fixed
+        needed = sum(parts.values())
+        if needed > self.memory_budget:
+            listed = " + ".join(f"{what} {format_bytes(size)}" for what, size in parts.items())
+            raise MemoryBudgetError(
+                f"memory_budget={format_bytes(self.memory_budget)} is too small for the Nyström "
+                f"system with n={self.n_samples_} points and s={s} centers: its fixed buffers "
+                f"need {listed} = {format_bytes(needed)}; raise memory_budget to at least "
+                f"{needed} bytes ({format_bytes(needed)}) or use fewer centers"
+            )
+
+    @property
+    def memory_held(self) -> int:
+        """Bytes of ``memory_budget`` the operator keeps while a preconditioner is built.
+
+        ``K_ss`` (counted before it is computed) and the stored ``K_ns`` once it is filled; a
+        preconditioner sizes its own blocks in the rest
+        (:class:`~semiscale.linalg.system.NystromSystem`).  A cache filled later (``"auto"``)
+        never coexists with those blocks, which are released when the preconditioner is built.
+        """
+        held = self.n_centers_ * self.n_centers_ * self.dtype.itemsize
+        if self._K_rows is not None:
+            held += self._K_rows.nbytes
+        return held
+
+    @property
+    def cache_filled_(self) -> bool:
+        """Whether the stored ``K_ns`` (``K_ms`` without a graph) has been filled."""
+        return self._K_rows is not None
 
     # ------------------------------------------------------------------ NystromSystem protocol
     @property
@@ -179,7 +305,10 @@ class NystromLapRLSHessian(LinearOperator):
         if cache not in ("auto", True, False):
             raise ValueError(f"cache must be 'auto', True or False, got {cache!r}")
         rows = self.n_samples_ if self._rows is None else self.n_labeled_
-        remaining = self.memory_budget - self._fixed - rows * self.n_centers_ * self.dtype.itemsize
+        it = self.dtype.itemsize
+        remaining = self.memory_budget - self._fixed - rows * self.n_centers_ * it
+        if self._checked:  # a solve's n × r work arrays live beside the cache
+            remaining -= 2 * rows * self._n_columns * it
         fits = False
         if cache is not False and remaining > 0:
             try:  # only sizes the blocks: nothing is computed
@@ -229,6 +358,24 @@ class NystromLapRLSHessian(LinearOperator):
             )
         return work
 
+    def _use_cache(self, *, fill: bool = False) -> bool:
+        """Whether this product reads the cache: it is filled already, or may be filled now.
+
+        ``fill`` marks the one product that may start the cache (``H V``, repeated by every
+        CG iteration): it does once the passes computed without the cache have cost as much as
+        filling it (:func:`cache_fill_passes`; ``cache=True``: at once, whatever the product).
+        """
+        if not self.cached_:
+            return False
+        if self._K_rows is not None or self.cache_after_passes_ == 0.0:
+            return True
+        return fill and self.uncached_passes_ >= self.cache_after_passes_
+
+    def _rent(self, rows):
+        """Count a kernel pass over ``rows`` of the operator's rows computed without the cache."""
+        total = self.n_samples_ if self._rows is None else self.n_labeled_
+        self.uncached_passes_ += rows / max(total, 1)
+
     def _cache(self):
         if self._K_rows is None:
             K = get_ops().kernel_matrix(
@@ -244,8 +391,10 @@ class NystromLapRLSHessian(LinearOperator):
     def kernel_rows(self, index):
         """``K(X[index], centers)`` (from the cache when there is one)."""
         index = _index(index, self.n_samples_, "index")
-        if self.cached_ and self._rows is None:
+        if self._rows is None and self._use_cache():
             return self._cache()[index]
+        if self._rows is None:
+            self._rent(index.size)
         K = get_ops().kernel_matrix(self.kernel, self.X[index], self.centers_, self.memory_budget)
         return np.asarray(K, dtype=self.dtype)
 
@@ -266,14 +415,14 @@ class NystromLapRLSHessian(LinearOperator):
 
     def kernel_ms(self):
         """``K_ms``: kernel between the labeled points (in ``labeled_index`` order) and centers."""
-        if self.cached_ and self._rows is not None:
+        if self._rows is not None and self._use_cache():
             return self._cache()
         return self.kernel_rows(self.labeled_index_)
 
     def kns_matmul(self, alpha):
         """``K_ns α`` for ``α`` of shape (s,) or (s, r): the predictions on all training points."""
         alpha, ops = np.asarray(alpha), get_ops()
-        if self.cached_ and self._rows is None:
+        if self._rows is None and self._use_cache():
             return ops.matmul(self._cache(), alpha.astype(self.dtype, copy=False))
         A2 = alpha.reshape(self.n_centers_, -1)
         budget = self._work_budget(A2.shape[1])
@@ -283,23 +432,26 @@ class NystromLapRLSHessian(LinearOperator):
     # ------------------------------------------------------------------ products
     def _kmul(self, V):
         ops = get_ops()
-        if self.cached_:
+        if self._work is None:
             return ops.matmul(self._cache(), V)
         X, C = self._X_used(), self.centers_
+        self._rent(X.shape[0])
         return ops.kernel_matmul(self.kernel, X, C, V, self._work, self.n_jobs)
 
     def _ktmul(self, U):
         ops = get_ops()
-        if self.cached_:
+        if self._work is None:
             return ops.matmul(self._cache().T, U)
         X, C = self._X_used(), self.centers_
+        self._rent(X.shape[0])
         return ops.kernel_rmatmul(self.kernel, X, C, U, self._work, self.n_jobs)
 
     def _matmat(self, V):
         r"""``H V = K_nsᵀ (J u + λ_I L u) + λ_A K_ss V`` with ``u = K_ns V`` (eq. 7)."""
         V = np.asarray(V, dtype=self.dtype).reshape(self.n_centers_, -1)
         self.n_matvec_ += 1
-        self._work = None if self.cached_ else self._work_budget(V.shape[1])
+        # both passes of one product read the cache, or neither does
+        self._work = None if self._use_cache(fill=True) else self._work_budget(V.shape[1])
         u = self._kmul(V)
         if self.laplacian is None:
             v = u  # rows are the labeled points only
@@ -336,12 +488,13 @@ class NystromLapRLSHessian(LinearOperator):
             raise ValueError(f"Y must have shape ({self.n_labeled_},) or ({self.n_labeled_}, r)")
         Y2 = Y.reshape(self.n_labeled_, -1).astype(self.dtype, copy=False)
         ops = get_ops()
-        if self.cached_:
+        if self._use_cache():
             K_ms = self._cache()[self.labeled_index_] if self._rows is None else self._cache()
             out = ops.matmul(K_ms.T, Y2)
         else:
             work = self._work_budget(Y2.shape[1])
             X_l = self._X_used() if self._rows is not None else self.X[self.labeled_index_]
+            self._rent(X_l.shape[0])
             out = ops.kernel_rmatmul(self.kernel, X_l, self.centers_, Y2, work, self.n_jobs)
         return np.asarray(out, dtype=self.dtype).reshape((self.n_centers_,) + Y.shape[1:])
 
@@ -352,6 +505,8 @@ class NystromLapRLSHessian(LinearOperator):
         costs about ``(k + 1)`` passes over ``K_ns`` when it is not cached.
         """
         s, it = self.n_centers_, self.dtype.itemsize
+        if self.cached_ and self.laplacian is not None:
+            self._cache()  # (k + 1) uncached passes cost more than filling the cache
         K_ms = self.kernel_ms()
         d = np.einsum("ij,ij->j", K_ms, K_ms)
         if self.laplacian is not None:
@@ -390,6 +545,18 @@ class FullLapRLSHessian(NystromLapRLSHessian):
             return super()._cache()
         return self.kernel_ss()
 
+    def _use_cache(self, *, fill: bool = False) -> bool:
+        if self._rows is None:  # K is K_ss, computed anyway for the ambient term
+            return self.cached_
+        return super()._use_cache(fill=fill)
+
+    @property
+    def cache_filled_(self) -> bool:
+        """Whether ``K`` (with a graph: ``K_ss`` itself) or the stored ``K_ll`` is filled."""
+        if self._rows is None:
+            return self.cached_ and self._K_ss is not None
+        return self._K_rows is not None
+
     def kernel_ss(self):
         """``K(X, X)``, exactly symmetric (computed once)."""
         if self._K_ss is None:
@@ -408,6 +575,9 @@ class FullLapRLSHessian(NystromLapRLSHessian):
         ambient_lambda,
         intrinsic_lambda,
         memory_budget=None,
+        *,
+        reserved=0,
+        n_columns=None,
     ):
         super().__init__(
             kernel,
@@ -418,6 +588,8 @@ class FullLapRLSHessian(NystromLapRLSHessian):
             ambient_lambda,
             intrinsic_lambda,
             memory_budget,
+            reserved=reserved,
+            n_columns=n_columns,
         )
 
 

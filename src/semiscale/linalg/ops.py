@@ -447,21 +447,25 @@ class ArrayOps:
     def dense_from_matmat(self, matmat, size, *, column_bytes, memory_budget=None):
         r"""The symmetric ``(size, size)`` matrix of an operator, from column blocks.
 
-        ``H[:, c] = matmat(E_c)`` for blocks ``E_c`` of the identity, then ``(H + Hᵀ)/2``.
-        ``column_bytes`` is what one column of ``matmat``'s own temporaries takes; the block
-        width is what fits in ``memory_budget`` after ``H`` itself.  The work of ``matmat`` goes
-        through this layer on its own (its products are layer calls).
+        ``H[:, c] = matmat(E_c)`` for blocks ``E_c`` of the identity, then ``(H + Hᵀ)/2`` in
+        place (:meth:`symmetrize`: no second ``size × size`` array).  ``column_bytes`` is what
+        one column of ``matmat``'s own temporaries takes; the block width is what fits in
+        ``memory_budget`` after ``H`` itself, and at most
+        :data:`~semiscale.linalg.streaming.STREAM_BLOCK_BYTES` of columns (more columns per
+        block save nothing: every block is a pass over ``K_ns`` with a wider right-hand side).
+        The work of ``matmat`` goes through this layer on its own (its products are layer calls).
         """
         step = self.block_rows(
             size, column_bytes, memory_budget, what="dense Hessian", reserved=size * size * 8
         )
+        step = max(1, min(step, streaming.STREAM_BLOCK_BYTES // max(int(column_bytes), 1)))
         H = np.empty((size, size))
         for start in range(0, size, step):
             cols = slice(start, min(start + step, size))
             E = np.zeros((size, cols.stop - cols.start))
             E[np.arange(cols.start, cols.stop), np.arange(E.shape[1])] = 1.0
             H[:, cols] = matmat(E)
-        return (H + H.T) / 2
+        return self.symmetrize(H)
 
 
 # ---------------------------------------------------------------------------------- dispatch

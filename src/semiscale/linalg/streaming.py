@@ -18,18 +18,26 @@ elementwise passes, which NumPy runs on one core, use every core.  Only products
 and at least :data:`PARALLEL_MIN_ENTRIES` kernel entries are split; the budget is shared between
 the threads.  The distance scan of the kNN search instead hands many small blocks to a pool of
 ``n_jobs`` threads (its per-block selection work is uneven).
+
+Interruption: the calling thread waits for the workers in slices of :data:`WAIT_SECONDS`, so
+Ctrl-C (``KeyboardInterrupt``) reaches it at once; it then tells the workers to stop, cancels
+the blocks not started and waits only for the blocks being computed (each is small: kernel
+blocks at most :data:`STREAM_BLOCK_BYTES`, distance blocks at most
+:data:`DISTANCE_BLOCK_MULTIPLY_ADDS`) before the exception goes on.  Before, a pool's
+``shutdown`` waited for every chunk or queued block: 5–6 s after Ctrl-C (issue 11).
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._memory import MemoryBudgetError, block_rows, format_bytes, parse_memory_budget, row_slices
 from .._pairs import _all_finite, result_dtype
-from .._parallel import blas_threads, resolve_n_jobs, row_chunks, run_chunks
+from .._parallel import blas_threads, resolve_n_jobs, row_chunks
 
 __all__ = [
     "DISTANCE_BLOCK_ROWS",
@@ -55,6 +63,62 @@ PARALLEL_MIN_ENTRIES = 2 * (STREAM_BLOCK_BYTES // 8)
 
 #: Row cap of a distance-scan block (keeps blocks cache friendly and threads balanced).
 DISTANCE_BLOCK_ROWS = 512
+
+#: Cap on the multiply-adds of one distance-scan block (rows · n · d): about 0.1–0.5 s of one
+#: core, so that Ctrl-C waits for no longer than that.  It binds only past
+#: ``n · d ≈ 2·10⁶`` (n = 40,000 points of 50 features), beyond "auto"'s brute-force range.
+DISTANCE_BLOCK_MULTIPLY_ADDS = 1 << 30
+
+#: Seconds between two checks for Ctrl-C while the calling thread waits for its workers.
+WAIT_SECONDS = 0.05
+
+
+class _Stopped(Exception):
+    """Raised in a worker told to stop (the caller was interrupted, or another worker failed)."""
+
+
+def _run_parallel(work, items, workers: int) -> list:
+    """``[work(item, stop) for item in items]`` on ``workers`` threads, interruptible.
+
+    ``stop`` is a :class:`threading.Event` that ``work`` checks between its blocks (raising
+    :class:`_Stopped` when set).  The calling thread waits in slices of :data:`WAIT_SECONDS`, so
+    a ``KeyboardInterrupt`` is raised here at once; then, and when a worker raises, ``stop`` is
+    set, the items not started are cancelled and only the running blocks are waited for.  The
+    first worker exception is re-raised (results in ``items``' order otherwise).
+    """
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(workers)
+    try:
+        futures = [pool.submit(work, item, stop) for item in items]
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=WAIT_SECONDS, return_when=FIRST_EXCEPTION)
+            failed = [f for f in done if f.exception() is not None]
+            if failed:
+                raise failed[0].exception()
+        return [f.result() for f in futures]
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _check_stop(stop) -> None:
+    if stop is not None and stop.is_set():
+        raise _Stopped
+
+
+def _run_chunks(work, chunks) -> list:
+    """``[work(c, stop) for c in chunks]``: one thread per chunk with single-threaded BLAS.
+
+    A single chunk runs in the calling thread (``stop`` None) with BLAS untouched.
+    """
+    chunks = list(chunks)
+    if len(chunks) <= 1:
+        return [work(c, None) for c in chunks]
+    with blas_threads(1):
+        return _run_parallel(work, chunks, len(chunks))
 
 
 # ------------------------------------------------------------------------------ kernel blocks
@@ -170,15 +234,16 @@ def kernel_matmul(kernel, A, B, V, memory_budget=None, n_jobs=1) -> np.ndarray:
     budget //= len(chunks)
     out = np.empty((_n_rows(A), V2.shape[1]), dtype=dtype)
 
-    def work(chunk):
+    def work(chunk, stop):
         A_c = A if len(chunks) == 1 else A[chunk]
         out_c = out[chunk]
         blocks = kernel_blocks(kernel, A_c, B, budget, max_rows=_stream_rows(B, A, dtype))
         for rows, K in blocks:
             np.matmul(K, V2, out=out_c[rows])
             del K  # release before the next block is computed
+            _check_stop(stop)
 
-    run_chunks(work, chunks)
+    _run_chunks(work, chunks)
     return out[:, 0] if ndim == 1 else out
 
 
@@ -193,7 +258,7 @@ def kernel_rmatmul(kernel, A, B, U, memory_budget=None, n_jobs=1) -> np.ndarray:
     chunks = _chunks(A, B, n_jobs, budget - resolve_n_jobs(n_jobs) * acc_bytes)
     budget = (budget - (len(chunks) - 1) * acc_bytes) // len(chunks)
 
-    def work(chunk):
+    def work(chunk, stop):
         A_c, U_c = (A, U2) if len(chunks) == 1 else (A[chunk], U2[chunk])
         acc = np.zeros((n_b, r), dtype=dtype)
         buf = np.empty_like(acc)
@@ -202,9 +267,10 @@ def kernel_rmatmul(kernel, A, B, U, memory_budget=None, n_jobs=1) -> np.ndarray:
             np.matmul(K.T, U_c[rows], out=buf)
             del K
             acc += buf
+            _check_stop(stop)
         return acc
 
-    sums = run_chunks(work, chunks)
+    sums = _run_chunks(work, chunks)
     out = sums[0]
     for part in sums[1:]:
         out += part
@@ -226,15 +292,16 @@ def kernel_matrix(kernel, A, B=None, memory_budget=None, n_jobs=1) -> np.ndarray
     chunks = _chunks(A, B, n_jobs, budget - needed)
     block_budget = (budget - needed) // len(chunks)
 
-    def work(chunk):
+    def work(chunk, stop):
         A_c = A if len(chunks) == 1 else A[chunk]
         blocks = kernel_blocks(
             kernel, A_c, B, block_budget, out=out[chunk], max_rows=_stream_rows(B, A, dtype)
         )
         for _, K in blocks:
             del K  # a view of out (kernels that cannot compute in place copy into it)
+            _check_stop(stop)
 
-    run_chunks(work, chunks)
+    _run_chunks(work, chunks)
     return out
 
 
@@ -258,9 +325,11 @@ def sq_distance_scan(
     budget = parse_memory_budget(memory_budget)
     rows = block_rows(m, per_row * workers, budget, what="brute-force kNN block")
     cap = DISTANCE_BLOCK_ROWS if max_rows is None else int(max_rows)
+    cap = min(cap, max(1, DISTANCE_BLOCK_MULTIPLY_ADDS // max(n * d, 1)))
     rows = min(rows, cap, max(1, -(-m // (2 * workers))))
 
-    def block(s):
+    def block(s, stop=None):
+        _check_stop(stop)
         q = queries[s]
         # −2 is a power of two: (−2b)·x rounds exactly like −2(b·x)
         G = ((X[q] * -2.0) @ right).toarray() if sparse else (X[q] * dtype.type(-2.0)) @ right
@@ -274,5 +343,4 @@ def sq_distance_scan(
             for s in slices:
                 block(s)
         else:
-            with ThreadPoolExecutor(workers) as pool:
-                list(pool.map(block, slices))
+            _run_parallel(block, slices, workers)

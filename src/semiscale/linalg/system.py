@@ -57,11 +57,16 @@ class NystromSystem(Protocol):
     ambient_lambda, intrinsic_lambda : float
         ``λ_A``, ``λ_I`` in paper 000's scaling (:func:`semiscale.scaling.solver_lambdas`).
     memory_budget : int
-        Bytes a preconditioner's own blocks (kernel rows, features) may take together.
+        The budget of the whole solve.  A preconditioner's own ``s × s`` buffers and blocks
+        (kernel rows, features) fit in it after ``memory_held``.
     kernel_cached : bool
         Whether the system's products read a stored ``K_ns`` (``K_ms`` without a graph term)
         instead of recomputing kernel blocks (``n·s·d`` work per pass): a preconditioner that
         samples graph rows takes more of them when every product of ``H`` recomputes them.
+
+    Optional: ``memory_held`` (int), the bytes of ``memory_budget`` the system itself keeps
+    (``K_ss``, a cached ``K_ns``); read with ``getattr(system, "memory_held", 0)``, so a test
+    double of dense matrices need not define it.
     """
 
     n_samples: int

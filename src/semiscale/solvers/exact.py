@@ -24,6 +24,7 @@ from ..linalg.ops import get_ops
 from .cg import cg
 from .dense import solve_or_lstsq
 from .hessian_system import solve_hessian_system
+from .nystrom import solver_memory
 from .problem import QuadraticProblem, Solution
 
 __all__ = ["EXACT_SOLVERS", "solve_exact"]
@@ -146,6 +147,14 @@ def _solve_iterative(qp: QuadraticProblem, options, graph=True) -> Solution:
     if graph and (qp.lambda_intrinsic == 0 or qp.laplacian is None):
         return _solve_rls_cg(qp, options)
     active_index = np.flatnonzero(qp.active)
+    n = qp.X.shape[0]
+    L = qp.laplacian if qp.lambda_intrinsic > 0 else None
+    degree = L.nnz / max(n, 1) if L is not None else 0.0
+    # what the solve holds beside K (the preconditioner's n × n factors): checked, with K and
+    # the work arrays, before anything is allocated
+    reserved = solver_memory(
+        options["solver"], options["preconditioner"], n, active_index.size, n, degree=degree
+    )
     hessian = FullLapRLSHessian(
         qp.kernel,
         qp.X,
@@ -154,6 +163,8 @@ def _solve_iterative(qp: QuadraticProblem, options, graph=True) -> Solution:
         qp.lambda_ambient,
         qp.lambda_intrinsic,
         memory_budget=qp.memory_budget,
+        reserved=reserved,
+        n_columns=qp.rhs.shape[1],
     )
     if qp.rhs_on_active_only:
         z = hessian.rhs(qp.rhs[active_index])

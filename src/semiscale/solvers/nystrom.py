@@ -20,13 +20,37 @@ import time
 import numpy as np
 
 from ..linalg import NystromLapRLSHessian, kernel_rmatmul
+from ..linalg.streaming import STREAM_BLOCK_BYTES
 from .hessian_system import solve_hessian_system
+from .preconditioners import preconditioner_memory
 from .problem import QuadraticProblem, Solution
 
-__all__ = ["NEEDS_CENTER_GRAPH", "NystromSolver"]
+__all__ = ["NEEDS_CENTER_GRAPH", "NystromSolver", "solver_memory"]
 
 #: Preconditioners that need a kNN graph on the centers (paper 000's L_ss term).
 NEEDS_CENTER_GRAPH = {"paper", "paper5", "paper6", "falkon"}
+
+
+def solver_memory(solver, preconditioner, n_samples, n_labeled, n_centers, *, degree=0.0):
+    """Bytes the solve keeps beside the Nyström operator, by part (``{what: bytes}``).
+
+    ``"pcg"``: the preconditioner's
+    (:func:`semiscale.solvers.preconditioners.preconditioner_memory`); ``"direct"``: the dense
+    ``H``, LAPACK's working copy and one column block of ``H`` (at most
+    :data:`~semiscale.linalg.streaming.STREAM_BLOCK_BYTES`); ``"cg"``: nothing
+    (its ``s × r`` vectors are part of the constant overhead).  The operator is built with
+    these as ``reserved`` (:class:`~semiscale.linalg.operators.NystromLapRLSHessian`), so that
+    a budget too small for the whole fit is refused before ``K_ss`` is allocated.
+    """
+    s = int(n_centers)
+    if solver == "direct":
+        return {
+            "the dense H and LAPACK's copy of it (2 s×s)": 2 * s * s * 8,
+            "one column block of H": STREAM_BLOCK_BYTES,
+        }
+    if solver == "pcg":
+        return preconditioner_memory(preconditioner, n_samples, n_labeled, s, degree=degree)
+    return {}
 
 
 class NystromSolver:
@@ -45,9 +69,19 @@ class NystromSolver:
     tol, max_iter : float, int or None
         CG/PCG stopping rule.
     memory_budget : int, str or None
-        Bytes for ``K_ss``, the cached ``K_ns`` or one kernel block, and the work arrays.
+        Bytes for everything the solve allocates in proportion to ``n·s``, ``s²`` or ``n·r``:
+        ``K_ss``, the preconditioner (:func:`solver_memory`), the cached ``K_ns`` or the kernel
+        blocks, and the ``n × r`` work arrays.  A budget that cannot hold them is refused before
+        any of them is allocated.  Not in it (a constant overhead, documented in
+        ``docs/architecture.md``): the points ``X`` and copies of them, the Laplacian and
+        copies of it, ``O(n·r)`` label and prediction vectors.
     n_jobs : int or None
         Threads for the kernel blocks.
+    cache : {"auto", True, False}, default="auto"
+        The operator's ``K_ns`` cache (:class:`~semiscale.linalg.operators.NystromLapRLSHessian`):
+        ``"auto"`` stores it when it fits and once the products made without it have cost as
+        much as filling it (:func:`~semiscale.linalg.operators.cache_fill_passes`); True at
+        the first product (refused when it does not fit); False never.
     """
 
     def __init__(
@@ -61,8 +95,10 @@ class NystromSolver:
         max_iter=None,
         memory_budget=None,
         n_jobs=None,
+        cache="auto",
     ):
         self.center_index = np.asarray(center_index)
+        self.cache = cache
         self.solver = solver
         self.preconditioner = preconditioner
         self.preconditioner_options = dict(preconditioner_options or {})
@@ -75,6 +111,17 @@ class NystromSolver:
         X = qp.X
         centers = self.center_index
         active_index = np.flatnonzero(qp.active)
+        L = qp.laplacian if qp.lambda_intrinsic > 0 else None
+        degree = L.nnz / max(L.shape[0], 1) if L is not None else 0.0
+        reserved = solver_memory(
+            self.solver,
+            self.preconditioner,
+            X.shape[0],
+            active_index.size,
+            centers.size,
+            degree=degree,
+        )
+        # Everything the solve holds is checked here, before K_ss or a kernel block exists.
         hessian = NystromLapRLSHessian(
             qp.kernel,
             X,
@@ -85,17 +132,21 @@ class NystromSolver:
             qp.lambda_intrinsic,
             memory_budget=self.memory_budget,
             n_jobs=self.n_jobs,
+            cache=self.cache,
+            reserved=reserved,
+            n_columns=qp.rhs.shape[1],
         )
         tic = time.perf_counter()
         if active_index.size:
-            z = hessian.rhs(qp.rhs[active_index])  # fills the K_ns cache when it fits
+            z = hessian.rhs(qp.rhs[active_index])
         else:  # a Newton step with every labeled row in a linear or zero zone
             z = np.zeros((centers.size, qp.rhs.shape[1]), dtype=hessian.dtype)
         if not qp.rhs_on_active_only:
             # Newton steps of non-quadratic losses: the linear zone adds K_{bs}ᵀ rhs_b.
             extra = np.flatnonzero(~qp.active & np.any(qp.rhs != 0, axis=1))
+            budget = hessian._work_budget(qp.rhs.shape[1])
             z = z + kernel_rmatmul(
-                qp.kernel, X[extra], X[centers], qp.rhs[extra], self.memory_budget, self.n_jobs
+                qp.kernel, X[extra], hessian.centers_, qp.rhs[extra], budget, self.n_jobs
             ).reshape(z.shape).astype(z.dtype, copy=False)
         rhs_seconds = time.perf_counter() - tic
         alpha, n_iter, residuals, info = solve_hessian_system(
@@ -112,6 +163,8 @@ class NystromSolver:
         info.update(
             n_centers=centers.size,
             cached=hessian.cached_,
+            cache_filled=hessian.cache_filled_,
+            uncached_passes=hessian.uncached_passes_,
             n_matvec=hessian.n_matvec_,
             kernel_dtype=hessian.dtype.name,
             rhs_seconds=rhs_seconds,

@@ -91,6 +91,7 @@ __all__ = [
     "jacobi_preconditioner",
     "make_preconditioner",
     "paper_preconditioner",
+    "preconditioner_memory",
     "sampled_hessian_preconditioner",
 ]
 
@@ -469,14 +470,57 @@ def _default_laplacian_rows(system):
 def _chunks(n_items, rows_per_item, system):
     """Slices of items whose kernel rows and features (``3·s`` floats per row) fit the budget.
 
-    The budget is the system's, less ``K_ss``, ``T`` and ``Ĝ`` (``3·s²`` floats).
+    The budget is the system's, less what the system holds (``K_ss``, a cached ``K_ns``:
+    ``memory_held``) and the preconditioner's ``T``, ``Ĝ`` and ``chol(Ĝ)`` (``3·s²`` floats).
     """
     s = system.n_centers
     per_item = int(math.ceil(rows_per_item)) * 3 * s * 8
-    what = "sampled-Hessian preconditioner chunk (after K_ss, T and G: 3·s² floats)"
-    return get_ops().row_blocks(
-        n_items, per_item, system.memory_budget, what=what, reserved=3 * s * s * 8
+    held = int(getattr(system, "memory_held", 0))
+    what = (
+        "sampled-Hessian preconditioner chunk (after the system's K_ss and cache and the "
+        "preconditioner's T, G and chol(G): 3·s² floats)"
     )
+    return get_ops().row_blocks(
+        n_items, per_item, system.memory_budget, what=what, reserved=3 * s * s * 8 + held
+    )
+
+
+def preconditioner_memory(name, n_samples, n_labeled, n_centers, *, degree=0.0):
+    """Bytes a preconditioner holds at its peak beside the system, by part (``{what: bytes}``).
+
+    The memory model behind a Nyström fit's up-front budget check
+    (:func:`semiscale.solvers.nystrom.solver_memory`): the ``s × s`` (and ``m × s``) arrays a
+    builder keeps or forms at once, in float64, plus its smallest block.  Blocks beyond the
+    smallest are sized by the builder in what the budget has left.
+
+    Parameters
+    ----------
+    name : str or None
+        A key of :data:`PRECONDITIONERS`.
+    n_samples, n_labeled, n_centers : int
+        ``n``, ``m``, ``s``.
+    degree : float
+        Mean non-zeros per row of the Laplacian (0 without a graph term): the sampled-Hessian
+        builder's smallest chunk is one sampled point with its edges.
+    """
+    s, m = int(n_centers), int(n_labeled)
+    square = s * s * 8
+    if name == "sampled-hessian":
+        rows = math.ceil(2 * (degree + 1)) if degree else 1
+        return {
+            "the sampled-Hessian preconditioner's T, G and chol(G) (3 s×s)": 3 * square,
+            "its smallest chunk of feature rows": rows * 3 * s * 8,
+        }
+    if name in ("falkon", "paper", "paper5", "paper6"):
+        # T (or P), G and chol(G), the L_ss products' temporaries and K_ms with its features.
+        what = "falkon" if name == "falkon" else "paper"
+        return {
+            f"the {what} preconditioner's s×s factors and products (6 s×s)": 6 * square,
+            "its labeled kernel rows and features (2 m×s)": 2 * m * s * 8,
+        }
+    if name == "jacobi":
+        return {"the Jacobi preconditioner's labeled kernel rows (m×s)": m * s * 8}
+    return {}
 
 
 def jacobi_preconditioner(system):
