@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from sklearn.base import is_classifier
 from sklearn.model_selection import GridSearchCV
 
 from semiscale.datasets import make_two_moons
@@ -27,7 +28,7 @@ from semiscale.models import (
     NystromLapRLSClassifier,
     NystromLapRLSRegressor,
 )
-from semiscale.models._base import DEFAULT_GRAPH, DEFAULT_KERNEL
+from semiscale.models._base import DEFAULT_CLASSIFIER_KERNEL, DEFAULT_GRAPH, DEFAULT_KERNEL
 from semiscale.solvers.exact import solve_exact
 from semiscale.solvers.manifold import solve_manifold
 from semiscale.solvers.nystrom import NystromSolver
@@ -243,7 +244,8 @@ def test_score_ignores_unlabeled_rows():
 def test_gridsearchcv_over_nested_params_of_the_default_objects(cls):
     X, y, y_ssl = _moons(200, n_labeled=20)
     est = cls(ambient_reg=1e-4, intrinsic_reg=10.0)
-    assert est.kernel is DEFAULT_KERNEL and est.graph is DEFAULT_GRAPH
+    default_kernel = DEFAULT_CLASSIFIER_KERNEL if is_classifier(est) else DEFAULT_KERNEL
+    assert est.kernel is default_kernel and est.graph is DEFAULT_GRAPH
     grid = {"graph__n_neighbors": [2, 10], "kernel__gamma": [0.01, 10.0]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -254,6 +256,18 @@ def test_gridsearchcv_over_nested_params_of_the_default_objects(cls):
     assert search.best_score_ > 0.9 > scores.min()
     # The shared defaults were never modified.
     assert DEFAULT_GRAPH.n_neighbors == 8 and DEFAULT_KERNEL.gamma == "median"
+    assert DEFAULT_CLASSIFIER_KERNEL.gamma == "local"
+
+
+def test_classifiers_default_to_the_local_width_and_regressors_to_the_median():
+    for cls in (LapRLSClassifier, NystromLapRLSClassifier):
+        assert cls().kernel is DEFAULT_CLASSIFIER_KERNEL and cls().ambient_reg == 1e-6
+        assert cls(kernel=None)._default_kernel is DEFAULT_CLASSIFIER_KERNEL
+    for cls in (LapRLSRegressor, NystromLapRLSRegressor):
+        assert cls().kernel is DEFAULT_KERNEL and cls().ambient_reg == 1e-4
+    X, y, y_ssl = _moons(200, n_labeled=20)
+    fitted = LapRLSClassifier(kernel=None).fit(X, y_ssl)
+    assert fitted.kernel_.gamma == RBF(gamma="local").resolve(X).gamma
 
 
 def test_nested_set_params_copies_the_shared_default():

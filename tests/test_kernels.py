@@ -213,6 +213,13 @@ def test_local_heuristic_skips_duplicates_and_samples_reproducibly():
     assert RBF("local").resolve(big, random_state=0).gamma == g0
 
 
+@pytest.mark.parametrize("gamma", ["local", "median"])
+def test_heuristic_sample_takes_a_generator(gamma):
+    X = np.random.default_rng(7).standard_normal((MEDIAN_SAMPLE_SIZE + 300, 3))
+    first = RBF(gamma).resolve(X, random_state=np.random.default_rng(0)).gamma
+    assert RBF(gamma).resolve(X, random_state=np.random.default_rng(0)).gamma == first
+
+
 def test_median_sample_is_reproducible():
     rng = np.random.default_rng(7)
     X = rng.standard_normal((MEDIAN_SAMPLE_SIZE + 300, 3))

@@ -156,5 +156,12 @@ def test_clone_get_set_params(capsys):
     c = clone(g).set_params(n_neighbors=3)
     assert c.n_neighbors == 3 and g.n_neighbors == 5
     c.fit(points(60))
-    assert "[KNNGraph] n=60" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "[KNNGraph] n=60" in err and not out  # progress and messages go to stderr
+    assert "kNN graph of 60 points" in err
     assert not hasattr(clone(c), "adjacency_")
+
+
+def test_graph_is_silent_without_verbose(capsys):
+    KNNGraph(n_neighbors=3).fit(points(60))
+    assert capsys.readouterr() == ("", "")

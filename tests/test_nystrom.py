@@ -294,14 +294,16 @@ def test_cholesky_errors(A, error, match):
         jittered_cholesky(A, max_tries=3)
 
 
-def test_auto_n_centers_is_a_tenth_clipped_to_500_1000():
+def test_auto_n_centers_is_1000_or_every_point():
+    from semiscale.kernels import MEDIAN_SAMPLE_SIZE
     from semiscale.linalg.nystrom import AUTO_MAX_CENTERS, resolve_n_centers
     from semiscale.models import NystromLapRLSRegressor
 
     assert resolve_n_centers("auto", 5) == 5
-    assert resolve_n_centers("auto", 2000) == 500
-    assert resolve_n_centers("auto", 8000) == 800
+    assert resolve_n_centers("auto", 2000) == 1000
     assert resolve_n_centers("auto", 10**6) == AUTO_MAX_CENTERS == 1000
+    # the local kernel width is measured at the density of the default center set
+    assert MEDIAN_SAMPLE_SIZE == AUTO_MAX_CENTERS
     assert NystromLapRLSRegressor().n_centers == "auto"
     with pytest.raises(ValueError, match="'auto' or 'sqrt'"):
         resolve_n_centers("half", 100)

@@ -24,3 +24,21 @@ def test_only_a_seeded_search_builds_on_one_thread():
     assert _hnsw.build_threads(4, None) == 4
     assert _hnsw.build_threads(4, 0) == 1
     assert _hnsw.build_threads(4, np.random.RandomState(0)) == 1
+
+
+def test_an_estimator_seed_makes_its_approximate_graph_reproducible():
+    from semiscale.graph import KNNGraph
+    from semiscale.models import NystromLapRLSClassifier
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((3000, 20))
+    y = np.where(rng.random(3000) < 0.02, (X[:, 0] > 0).astype(int), -1)
+    graph = KNNGraph(method="approximate")
+
+    def fit():
+        return NystromLapRLSClassifier(graph=graph, n_jobs=2, random_state=0).fit(X, y)
+
+    first, second = fit(), fit()
+    assert first.graph_.random_state == 0 and graph.random_state is None
+    assert (first.graph_.adjacency_ != second.graph_.adjacency_).nnz == 0
+    np.testing.assert_array_equal(first.decision_function(X), second.decision_function(X))

@@ -19,7 +19,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils import check_random_state
 
 from semiscale._pairs import (
     _IDX_BYTES,
@@ -33,6 +32,7 @@ from semiscale._pairs import (
     result_dtype,
     squared_distances,
 )
+from semiscale._random import check_random_state
 
 __all__ = [
     "LOCAL_NEIGHBOR",

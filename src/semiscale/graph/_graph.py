@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._progress import log, stage, verbosity
 from .._random import RANDOM_STATE_CONSTRAINT
 from .._validation import validate_X
 from ._hnsw import ANN_LIBRARIES
@@ -62,7 +63,10 @@ class KNNGraph(BaseEstimator):
     memory_budget : int, str or None, default=None
         Bytes for the search's temporaries (None = 25 % of available memory).
     random_state : int, RandomState, Generator or None, default=None
-        Seeds the HNSW graph of an approximate search (exact search is deterministic).
+        Seeds the HNSW graph of an approximate search (exact search is deterministic).  A seed
+        makes the graph identical across runs and processes (the index is then built on one
+        thread, queried on ``n_jobs``); None builds it on ``n_jobs`` threads, not reproducibly.
+        An estimator passes its own ``random_state`` to a graph that leaves this at None.
     n_jobs : int or None, default=None
         Search threads, as scikit-learn reads ``n_jobs``: None means 1 unless inside a
         ``joblib.parallel_config(n_jobs=...)`` context, -1 means all cores.
@@ -169,15 +173,16 @@ class KNNGraph(BaseEstimator):
         start = time.perf_counter()
         X = validate_X(self, X, reset=True)
         n, d = X.shape
-        distances, indices, info = search(
-            X,
-            self.n_neighbors,
-            method=self.method,
-            ann_library=self.ann_library,
-            memory_budget=self.memory_budget,
-            random_state=self.random_state,
-            n_jobs=self.n_jobs,
-        )
+        with verbosity(self.verbose), stage(f"kNN graph of {n} points (k={self.n_neighbors})"):
+            distances, indices, info = search(
+                X,
+                self.n_neighbors,
+                method=self.method,
+                ann_library=self.ann_library,
+                memory_budget=self.memory_budget,
+                random_state=self.random_state,
+                n_jobs=self.n_jobs,
+            )
         t_search = time.perf_counter()
         self.search_method_ = info["backend"]
         self.search_ann_library_ = info["ann_library"]
@@ -203,12 +208,12 @@ class KNNGraph(BaseEstimator):
             "laplacian": t_laplacian - t_weights,
         }
         self.fit_time_ = t_laplacian - start
-        if self.verbose > 0:
-            parts = ", ".join(f"{key} {value:.3f}s" for key, value in self.timings_.items())
-            print(
-                f"[KNNGraph] n={n} d={d} k={self.n_neighbors} ({self.search_method_}): "
-                f"{self.adjacency_.nnz} edges, {self.n_components_} component(s); {parts}"
-            )
+        parts = ", ".join(f"{key} {value:.3f}s" for key, value in self.timings_.items())
+        log(
+            f"[KNNGraph] n={n} d={d} k={self.n_neighbors} ({self.search_method_}): "
+            f"{self.adjacency_.nnz} edges, {self.n_components_} component(s); {parts}",
+            self.verbose,
+        )
         if self.n_components_ > 1:
             sizes = np.bincount(self.component_labels_)
             warnings.warn(

@@ -11,8 +11,9 @@ study in ``benchmarks/results/ann_choice/``.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils import check_random_state
 
+from .._progress import stage
+from .._random import check_random_state
 from ._brute import _drop_self, _exact_sq_distances, _kneighbors_brute, _to_dense
 
 #: HNSW graph degree, construction beam and (minimum) query beam.
@@ -122,10 +123,12 @@ def _index_voyager(Xf, n_jobs, seed, insert_threads):
         Space.Euclidean, num_dimensions=d, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION,
         random_seed=seed, max_elements=n, storage_data_type=StorageDataType.Float32,
     )  # fmt: skip
-    index.add_items(Xf, np.arange(n), num_threads=insert_threads)
+    with stage(f"HNSW index of {n} points ({insert_threads} thread(s))"):
+        index.add_items(Xf, np.arange(n), num_threads=insert_threads)
 
     def query(k, ef):
-        ind, _ = index.query(Xf, k=k, num_threads=n_jobs, query_ef=ef)
+        with stage(f"HNSW queries ({n} points)"):
+            ind, _ = index.query(Xf, k=k, num_threads=n_jobs, query_ef=ef)
         return ind
 
     return query
@@ -140,11 +143,13 @@ def _index_hnswlib(Xf, n_jobs, seed, insert_threads):
     index.init_index(
         max_elements=n, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION, random_seed=seed
     )
-    index.add_items(Xf, np.arange(n), num_threads=insert_threads)
+    with stage(f"HNSW index of {n} points ({insert_threads} thread(s))"):
+        index.add_items(Xf, np.arange(n), num_threads=insert_threads)
 
     def query(k, ef):
         index.set_ef(ef)
-        ind, _ = index.knn_query(Xf, k=k, num_threads=n_jobs)
+        with stage(f"HNSW queries ({n} points)"):
+            ind, _ = index.knn_query(Xf, k=k, num_threads=n_jobs)
         return ind
 
     return query

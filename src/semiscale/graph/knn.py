@@ -45,6 +45,7 @@ from scipy.spatial import cKDTree
 
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 from .._parallel import resolve_n_jobs
+from .._progress import stage
 from .._random import as_random_state
 from .._validation import check_X
 from ._brute import _drop_self, _kneighbors_brute, _to_dense
@@ -164,8 +165,11 @@ def kneighbors(
         :func:`semiscale._memory.parse_memory_budget`); None = 25 % of available memory.
     random_state : int, RandomState, Generator or None
         Seeds the levels of the HNSW graph (approximate search only; exact search is
-        deterministic).  With several threads the insertion order, hence the approximate
-        result, varies between runs; ``n_jobs=1`` makes it reproducible.  On data with many
+        deterministic).  Threads inserting points concurrently make the approximate result
+        vary between runs, so a seed (not None) builds the index on one thread and queries it on
+        ``n_jobs`` threads: the same seed gives the same graph in any process, about 1.6× slower
+        to build with 2 threads (:func:`semiscale.graph._hnsw.build_threads`); None builds on
+        ``n_jobs`` threads, faster but not reproducible.  On data with many
         tied distances the variation is large: two 2-thread builds of connect-4's 8-NN graph
         (47,290 points of 0/1/2 features) differed in 38 % of the Laplacian's entries, where
         tied neighbours were swapped; two 1-thread builds were identical.
@@ -302,7 +306,8 @@ def _kneighbors_kdtree(X, k, *, memory_budget=None, n_jobs=1, random_state=None)
     X = np.asarray(_to_dense(X), dtype=np.float64)
     tree = cKDTree(X, balanced_tree=False, compact_nodes=False)
     order = tree.indices
-    dist_sorted, ind_sorted = tree.query(X[order], k + 1, workers=n_jobs)
+    with stage(f"kNN search (k-d tree, {X.shape[0]} points)"):
+        dist_sorted, ind_sorted = tree.query(X[order], k + 1, workers=n_jobs)
     dist = np.empty_like(dist_sorted)
     ind = np.empty(ind_sorted.shape, dtype=np.intp)
     dist[order], ind[order] = dist_sorted, ind_sorted

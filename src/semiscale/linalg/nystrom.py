@@ -43,14 +43,14 @@ from .ops import get_ops
 __all__ = ["jittered_cholesky", "resolve_n_centers", "select_centers", "CENTER_METHODS"]
 
 
-#: ``n_centers="auto"``: a tenth of the points, at least AUTO_MIN_CENTERS (or all of them) and at
-#: most AUTO_MAX_CENTERS.  On a9a (20,000 training points, 1 % and 5 % labeled, the estimators'
-#: other defaults) s = 2,000 was no more accurate than s = 1,000 (test accuracy 0.8019 vs 0.8020
-#: and 0.8333 vs 0.8329) and took 1.7x as long; issue 11 reported the same on two moons up to
-#: 10⁶ points.  On two moons with n = 2,000 and one label per class (gamma 20, intrinsic_reg 100,
-#: ambient_reg 1e-6, seeds 0-9) s = 200 gave a worst-seed accuracy of 0.926 where s = 500 and
-#: s = 1,000 gave 0.991, as exact LapRLS does: small problems can afford the better span.
-AUTO_MIN_CENTERS = 500
+#: ``n_centers="auto"``: AUTO_MAX_CENTERS centers (or every point when there are fewer).
+#: More did not pay: on a9a (20,000 training points, 1 % and 5 % labeled) s = 2,000 was no more
+#: accurate than s = 1,000 (test accuracy 0.8019 vs 0.8020 and 0.8333 vs 0.8329) and took 1.7x
+#: as long; issue 11 reported the same on two moons up to 10⁶ points.  Fewer did not either:
+#: with the classifiers' default kernel width (``gamma="local"``, measured on a 1,000-point
+#: sample, :data:`semiscale.kernels.MEDIAN_SAMPLE_SIZE`), two moons with n = 2,000 and one label
+#: per class (20 seeds, the estimators' defaults otherwise) reached a worst-seed accuracy of
+#: 0.996 with s = 1,000 but 0.919 with s = 500 (``benchmarks/results/defaults/``).
 AUTO_MAX_CENTERS = 1000
 
 
@@ -61,8 +61,7 @@ def resolve_n_centers(n_centers, n_samples: int) -> int:
     ----------
     n_centers : int, float or {"auto", "sqrt"}
         An int in ``[1, n_samples]``; a float in ``(0, 1]`` meaning ``⌈n_centers · n_samples⌉``;
-        ``"auto"`` meaning ``⌈n_samples / 10⌉`` clipped to ``[AUTO_MIN_CENTERS, AUTO_MAX_CENTERS]``
-        (and to ``n_samples``); ``"sqrt"`` meaning
+        ``"auto"`` meaning ``min(n_samples, AUTO_MAX_CENTERS)`` (1,000); ``"sqrt"`` meaning
         ``⌈√n_samples⌉`` (the paper-000 regime ``s ~ √n``).
     n_samples : int
         Number of candidate points.
@@ -75,8 +74,7 @@ def resolve_n_centers(n_centers, n_samples: int) -> int:
         raise ValueError(f"need at least one sample to choose Nyström centers, got {n_samples}")
     if isinstance(n_centers, str):
         if n_centers == "auto":
-            tenth = math.ceil(0.1 * n_samples)
-            return max(1, min(max(tenth, AUTO_MIN_CENTERS), AUTO_MAX_CENTERS, n_samples))
+            return min(AUTO_MAX_CENTERS, n_samples)
         if n_centers != "sqrt":
             raise ValueError(
                 f"n_centers={n_centers!r} is not understood; use an int, a fraction in (0, 1], "

@@ -44,6 +44,7 @@ from ..solvers.preconditioners import PRECONDITIONERS
 from ..solvers.problem import ManifoldProblem, Solution
 
 __all__ = [
+    "DEFAULT_CLASSIFIER_KERNEL",
     "DEFAULT_GRAPH",
     "DEFAULT_KERNEL",
     "ManifoldMixin",
@@ -58,8 +59,12 @@ __all__ = [
 
 #: Defaults shared by every estimator instance (``ManifoldMixin.set_params`` copies one before a
 #: nested update): objects rather than None, so that ``kernel__gamma`` / ``graph__n_neighbors``
-#: work in every search.
+#: work in every search.  The regressors' kernel is as wide as the data's median distance, the
+#: classifiers' as narrow as its local scale, each the better default in
+#: ``benchmarks/results/defaults/`` (two moons with one label per class fail with the median
+#: width; 10 %-labeled space_ga, abalone and cpusmall are predicted worse with the local one).
 DEFAULT_KERNEL = RBF(gamma="median")
+DEFAULT_CLASSIFIER_KERNEL = RBF(gamma="local")
 DEFAULT_GRAPH = KNNGraph()
 
 
@@ -82,8 +87,14 @@ MANIFOLD_PARAMETER_CONSTRAINTS = {
 UNLABELED_CONSTRAINT = {"unlabeled": [Real, str, None]}
 
 
+def _is_shared_default(obj) -> bool:
+    return any(
+        obj is shared for shared in (DEFAULT_KERNEL, DEFAULT_CLASSIFIER_KERNEL, DEFAULT_GRAPH)
+    )
+
+
 def default_kernel():
-    """A fresh default kernel: ``RBF(gamma="median")`` (used when ``kernel=None``)."""
+    """A fresh default kernel of the regressors: ``RBF(gamma="median")``."""
     return clone(DEFAULT_KERNEL)
 
 
@@ -118,6 +129,8 @@ class ManifoldMixin:
     """
 
     _loss = "squared"
+    #: The kernel used when ``kernel=None`` (a copy of it).
+    _default_kernel = DEFAULT_KERNEL
 
     def set_params(self, **params):
         # The defaults of `kernel` and `graph` are objects shared by every instance (so that
@@ -132,7 +145,7 @@ class ManifoldMixin:
             target = params[name] if name in params else getattr(self, name, None)
             if target is None and default is not None and default is not inspect.Parameter.empty:
                 target = clone(default)
-            elif target is not None and target is default:
+            elif target is not None and (target is default or _is_shared_default(target)):
                 target = clone(target)
             else:
                 continue
@@ -149,14 +162,15 @@ class ManifoldMixin:
         super()._validate_params()
 
     #: Parameters a graph leaves at None that it takes from the estimator which fits it.
-    _GRAPH_INHERITS = ("memory_budget", "n_jobs")
+    _GRAPH_INHERITS = ("memory_budget", "n_jobs", "random_state")
 
     def _graph_to_fit(self):
         """A fresh copy of ``graph`` (``KNNGraph()`` for None) to fit inside this estimator.
 
-        Where the graph leaves ``memory_budget`` or ``n_jobs`` at None (its default) and the
-        estimator sets them, the copy gets the estimator's values, so that a budget given to
-        the estimator bounds its graph search too.  The user's ``graph`` is not modified.
+        Where the graph leaves ``memory_budget``, ``n_jobs`` or ``random_state`` at None (its
+        default) and the estimator sets them, the copy gets the estimator's values, so that a
+        budget given to the estimator bounds its graph search too and its seed makes an
+        approximate graph reproducible.  The user's ``graph`` is not modified.
         """
         graph = clone(self.graph) if self.graph is not None else default_graph()
         own = graph.get_params(deep=False)
@@ -194,7 +208,7 @@ class ManifoldMixin:
         else:
             self.graph_ = None
         timings["graph"] = time.perf_counter() - tic
-        kernel = self.kernel if self.kernel is not None else default_kernel()
+        kernel = self.kernel if self.kernel is not None else clone(self._default_kernel)
         self.kernel_ = kernel.fit(X, y, laplacian=L, random_state=random_state)
         if L is not None:
             trace = float(L.diagonal().sum())
@@ -307,6 +321,8 @@ class SSLClassifierMixin(ClassifierMixin):
     Binary problems solve one least-squares problem with ±1 targets; multiclass problems solve
     one-vs-rest with one right-hand side per class (a single factorization / Krylov run).
     """
+
+    _default_kernel = DEFAULT_CLASSIFIER_KERNEL
 
     # prefer_skip_nested_validation=False: the graph and kernel fitted inside check their own
     # parameters too.

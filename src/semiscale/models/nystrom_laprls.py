@@ -35,6 +35,7 @@ from ..solvers.hessian_system import ITERATIVE_SOLVERS
 from ..solvers.manifold import solve_manifold
 from ..solvers.nystrom import NEEDS_CENTER_GRAPH, NystromSolver
 from ._base import (
+    DEFAULT_CLASSIFIER_KERNEL,
     DEFAULT_GRAPH,
     DEFAULT_KERNEL,
     MANIFOLD_PARAMETER_CONSTRAINTS,
@@ -154,11 +155,11 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         Weight of fᵀLf / tr(L); ``>= 0``, and 0 gives Nyström RLS (only labeled rows are ever
         touched).
     n_centers : int, float, "auto" or "sqrt", default="auto"
-        Number of Nyström centers s: an int in [1, n], a fraction of n in (0, 1], "auto" (a
-        tenth of n, at least 500 or n, at most 1,000: on a9a s = 2,000 was no more accurate
-        than 1,000 and 1.7x slower; on two moons with one label per class s = 200 of 2,000
-        points lost accuracy that 500 kept; :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`),
-        or "sqrt" (⌈√n⌉, paper 000's theory).
+        Number of Nyström centers s: an int in [1, n], a fraction of n in (0, 1], "auto" (1,000
+        or n when smaller, :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`: on a9a s = 2,000
+        was no more accurate than 1,000 and 1.7x slower; on two moons with one label per class
+        and 2,000 points s = 500 lost accuracy that 1,000 kept), or "sqrt" (⌈√n⌉, paper 000's
+        theory).
     center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
         Cholesky; the last two approximate K better on data of uneven density, but on paper
@@ -330,26 +331,30 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
 
     Parameters
     ----------
-    kernel : Kernel or None, default=RBF(gamma="median")
+    kernel : Kernel or None, default=RBF(gamma="local")
         Kernel object from :mod:`semiscale.kernels` (fixed, or fitted on the training data);
-        None also means ``RBF(gamma="median")``.
+        None also means ``RBF(gamma="local")``: σ is the data's local scale (the median
+        distance to the 8th nearest point of a 1,000-point sample).  The regressors' median
+        width is too wide for classes that interleave, such as two moons with one label per
+        class (``benchmarks/results/defaults/``).
     graph : KNNGraph, PrecomputedGraph or None, default=KNNGraph()
         Graph builder whose ``laplacian_`` defines the intrinsic term (None also means
         ``KNNGraph()``); :class:`semiscale.graph.PrecomputedGraph` reuses a Laplacian of the
         whole data set.  Ignored when ``fit`` receives ``laplacian=`` or when
         ``intrinsic_reg == 0``.  A copy is fitted (``graph_``); it takes the estimator's
         ``memory_budget`` and ``n_jobs`` where its own are None.
-    ambient_reg : float, default=1e-4
-        Weight of ‖f‖²_K in the canonical objective; ``>= 0``.
+    ambient_reg : float, default=1e-6
+        Weight of ‖f‖²_K in the canonical objective; ``>= 0``.  Small, so that the graph term
+        carries a few labels along the data (``benchmarks/results/defaults/``).
     intrinsic_reg : float, default=1.0
         Weight of fᵀLf / tr(L); ``>= 0``, and 0 gives Nyström RLS (only labeled rows are ever
         touched).
     n_centers : int, float, "auto" or "sqrt", default="auto"
-        Number of Nyström centers s: an int in [1, n], a fraction of n in (0, 1], "auto" (a
-        tenth of n, at least 500 or n, at most 1,000: on a9a s = 2,000 was no more accurate
-        than 1,000 and 1.7x slower; on two moons with one label per class s = 200 of 2,000
-        points lost accuracy that 500 kept; :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`),
-        or "sqrt" (⌈√n⌉, paper 000's theory).
+        Number of Nyström centers s: an int in [1, n], a fraction of n in (0, 1], "auto" (1,000
+        or n when smaller, :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`: on a9a s = 2,000
+        was no more accurate than 1,000 and 1.7x slower; on two moons with one label per class
+        and 2,000 points s = 500 lost accuracy that 1,000 kept), or "sqrt" (⌈√n⌉, paper 000's
+        theory).
     center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
         Cholesky; the last two approximate K better on data of uneven density, but on paper
@@ -482,9 +487,9 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
 
     def __init__(
         self,
-        kernel=DEFAULT_KERNEL,
+        kernel=DEFAULT_CLASSIFIER_KERNEL,
         graph=DEFAULT_GRAPH,
-        ambient_reg=1e-4,
+        ambient_reg=1e-6,
         intrinsic_reg=1.0,
         n_centers="auto",
         center_selection="uniform",
