@@ -1,13 +1,16 @@
 """Semi-supervised model selection: folds, scorers, exact CV and the graph-reusing search."""
 
 import warnings
+from numbers import Real
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import accuracy_score, mean_squared_error
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+from sklearn.utils._param_validation import Interval
 
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph, PrecomputedGraph
@@ -172,6 +175,50 @@ def test_sslkfold_regression_nan_markers():
     )
 
 
+def _pin_y():
+    y = np.full(30, -1)
+    y[[0, 3, 5, 7, 11, 13, 17, 19, 23, 29]] = [0, 1, 0, 1, 0, 1, 0, 1, 0, 1]
+    return np.zeros((30, 1)), y
+
+
+def _folds(cv, X, y):
+    return [(f.fit_rows.tolist(), f.test_rows.tolist()) for f in cv.split_ssl(X, y)]
+
+
+def test_sslkfold_int_random_state_folds_are_pinned():
+    X, y = _pin_y()
+    folds = list(SSLKFold(2, random_state=4).split_ssl(X, y))
+    assert [f.test_rows.tolist() for f in folds] == [[0, 3, 11, 23, 29], [5, 7, 13, 17, 19]]
+    folds = list(SSLKFold(2, transductive=False, random_state=4).split_ssl(X, y))
+    assert folds[1].fit_rows.tolist() == [0, 1, 3, 6, 8, 10, 11, 18, 20, 21, 23, 26, 27, 28, 29]
+
+
+@pytest.mark.parametrize("transductive", [True, False])
+def test_sslkfold_accepts_a_generator(transductive):
+    X, y = _pin_y()
+    cv = SSLKFold(3, transductive=transductive, random_state=np.random.default_rng(0))
+    first, second = _folds(cv, X, y), _folds(cv, X, y)
+    assert first != second  # the generator advances, as a RandomState does
+    # a Generator draws as a RandomState over its own bit generator (semiscale._random)
+    again = SSLKFold(3, transductive=transductive, random_state=np.random.default_rng(0))
+    assert _folds(again, X, y) == first
+    as_legacy = np.random.RandomState(np.random.default_rng(0).bit_generator)
+    assert _folds(SSLKFold(3, transductive=transductive, random_state=as_legacy), X, y) == first
+    seeded = SSLKFold(3, transductive=transductive, random_state=np.random.SeedSequence(0))
+    assert _folds(seeded, X, y) == _folds(seeded, X, y)
+    with pytest.raises(TypeError, match="random_state"):
+        list(SSLKFold(3, random_state="zero").split_ssl(X, y))
+
+
+def test_search_with_a_generator_seeded_sslkfold():
+    X, _, y_ssl = _moons(200, 6)
+    cv = SSLKFold(3, random_state=np.random.default_rng(0))
+    search = SSLGridSearchCV(_laprls(), {"intrinsic_reg": [1.0, 100.0]}, cv=cv).fit(X, y_ssl)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    scores = ssl_cross_val_score(_laprls(), X, y_ssl, cv=cv)
+    assert scores.shape == (3,) and np.isfinite(scores).all()
+
+
 # ---------------------------------------------------------------------------------- CV
 def test_ssl_cross_validate_transductive_builds_one_graph(counting):
     X, y, y_ssl = _moons(400, 6)
@@ -254,6 +301,53 @@ def test_search_invalid_point_fails_before_any_fit(counting):
         ({"no_such_param": [1]}, "no_such_param"),
     ]:
         with pytest.raises(ValueError, match=match):
+            SSLGridSearchCV(model, grid, cv=SSLKFold(3)).fit(X, y_ssl)
+    assert counting.builds == []
+
+
+class _Declared(BaseEstimator, ClassifierMixin):
+    """A classifier with scikit-learn's declarative constraints and no _validate_params of its
+    own, counting its fits."""
+
+    _parameter_constraints: dict = {"alpha": [Interval(Real, 0, None, closed="left")]}
+    fits = 0
+
+    def __init__(self, alpha=1.0):
+        self.alpha = alpha
+
+    def fit(self, X, y):
+        type(self).fits += 1
+        self.classes_ = np.unique(y[y != -1])
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+
+def test_search_checks_declared_constraints_before_any_fit():
+    X, _, y_ssl = _moons(60, 6)
+    _Declared.fits = 0
+    with pytest.raises(ValueError, match="point 1 .*alpha.*nothing was fitted"):
+        SSLGridSearchCV(_Declared(), {"alpha": [1.0, -1.0]}, cv=SSLKFold(3)).fit(X, y_ssl)
+    assert _Declared.fits == 0
+
+
+def test_search_validates_without_the_validate_params_overrides(counting, monkeypatch):
+    # the overrides only named _validate_params for the search to find; without them the
+    # search still checks every point's _parameter_constraints before fitting anything
+    from semiscale.models._base import ManifoldMixin
+
+    for klass in (ManifoldMixin, KNNGraph, PrecomputedGraph):
+        if "_validate_params" in vars(klass):
+            monkeypatch.delattr(klass, "_validate_params")
+    X, _, y_ssl = _moons(200, 6)
+    model = _laprls(graph=counting())
+    for grid, match in [
+        ({"intrinsic_reg": [1.0, -1.0]}, "intrinsic_reg"),
+        ({"graph__n_neighbors": [8, 0]}, "n_neighbors"),
+        ({"graph__weights": ["heat", "nope"]}, "weights"),
+    ]:
+        with pytest.raises(ValueError, match=f"point 1 .*{match}.*nothing was fitted"):
             SSLGridSearchCV(model, grid, cv=SSLKFold(3)).fit(X, y_ssl)
     assert counting.builds == []
 
@@ -418,7 +512,9 @@ def test_search_default_graph_list_grid_verbose_and_refit_false(capsys):
     grid = [{"graph__n_neighbors": [6, 8]}, {"intrinsic_reg": [0.0]}]
     search = SSLGridSearchCV(model, grid, cv=SSLKFold(3, random_state=0), refit=False, verbose=1)
     search.fit(X, y_ssl)
-    lines = capsys.readouterr().out.splitlines()
+    out, err = capsys.readouterr()
+    assert out == ""  # progress lines go to stderr (semiscale._progress.log), results to stdout
+    lines = err.splitlines()
     assert sum("graph" in line and "points:" in line for line in lines) == 2
     assert sum("score" in line for line in lines) == 9
     assert len(search.cv_results_["params"]) == 3

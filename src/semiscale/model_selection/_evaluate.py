@@ -33,6 +33,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.utils import _safe_indexing
 
+from .._progress import log
 from ._markers import estimator_marker, hide_labels
 
 __all__ = ["Evaluator", "FoldResults", "check_error_score", "graph_params_of", "reuses_graph"]
@@ -90,6 +91,23 @@ def _own_method(obj, name):
         if name in vars(klass):
             return None if klass is BaseEstimator else getattr(obj, name)
     return None
+
+
+def _validate_params(obj):
+    """Run the parameter checks ``obj`` runs at the start of its ``fit``, without fitting.
+
+    scikit-learn's declarative validation (``obj._validate_params()``) whenever ``obj`` declares
+    ``_parameter_constraints`` (semiscale's estimators and graphs, and scikit-learn's own), or a
+    ``_validate_params`` of its own class otherwise.
+    """
+    if getattr(obj, "_parameter_constraints", None) is not None:
+        validate = getattr(obj, "_validate_params", None)
+        if callable(validate):
+            validate()
+            return
+    method = _own_method(obj, "_validate_params")
+    if method is not None:
+        method()
 
 
 def _string_params(obj) -> dict:
@@ -164,6 +182,9 @@ class Evaluator:
         Laplacian of the whole data set; each training set gets its induced subgraph.
     error_score : "raise" or float
     verbose : int
+        > 0: a line per graph build and per fit on stderr (:func:`semiscale._progress.log`).
+        Only this parameter turns them on, not the command line's ambient verbosity: a search
+        makes hundreds of fits.
     name : str
         Prefix of the progress lines.
     default_marker : scalar
@@ -241,9 +262,10 @@ class Evaluator:
         self.graph_time += seconds
         self._graphs[key] = graph
         if self.verbose > 0 and self.laplacian is None:
-            print(
+            log(
                 f"[{self.name}] graph {dict(graph_key) or '(default)'} on {fit_rows.size} "
-                f"points: {seconds:.3f} s"
+                f"points: {seconds:.3f} s",
+                self.verbose,
             )
         return graph
 
@@ -265,8 +287,9 @@ class Evaluator:
         """Raise a ValueError naming the first invalid point, before anything is fitted.
 
         Each point is set on a clone (unknown names fail) and put through the checks its
-        estimator, graph and kernel run at fit time, without fitting: ``_check_hyperparameters``
-        / ``_validate_params`` where a semiscale class defines them, and the kernel's width
+        estimator, graph and kernel run at fit time, without fitting: the estimator's and the
+        graph's declarative validation (``_validate_params`` wherever they declare
+        ``_parameter_constraints``), the kernel's ``_check_params``, and the kernel's width
         heuristics resolved on all of ``X`` (which rejects an unknown heuristic).  Those
         resolutions are kept: they are the ones the all-rows fits (transductive folds, the
         refit) need.
@@ -274,16 +297,11 @@ class Evaluator:
         for index, point in enumerate(points):
             try:
                 candidate = clone(self.estimator).set_params(**point)
-                for name in ("_check_hyperparameters", "_validate_params"):
-                    method = _own_method(candidate, name)
-                    if method is not None:
-                        method()
+                _validate_params(candidate)
                 own = candidate.get_params(deep=False)
                 graph = own.get("graph")
                 if graph is not None:
-                    method = _own_method(graph, "_validate_params")
-                    if method is not None:
-                        method()
+                    _validate_params(graph)
                 kernel = own.get("kernel")
                 if _is_semiscale_kernel(kernel):
                     if not _string_params(kernel):
@@ -412,10 +430,11 @@ class Evaluator:
                             estimators[p][f] = candidate
                         done += 1
                         if self.verbose > 0:
-                            print(
+                            log(
                                 f"[{self.name}] {done}/{total} fold {f + 1}/{n_folds} "
                                 f"{points[p]!r}: score {scores[p, f]:.4g} "
-                                f"({fit_times[p, f]:.3f} s)"
+                                f"({fit_times[p, f]:.3f} s)",
+                                self.verbose,
                             )
             if train_key != _ALL_ROWS:
                 self.release(train_key)

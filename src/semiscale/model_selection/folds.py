@@ -32,6 +32,7 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils.multiclass import type_of_target
 
+from .._random import as_random_state
 from ._markers import is_nan_marker, labeled_mask
 
 __all__ = ["SSLFold", "SSLKFold"]
@@ -83,8 +84,9 @@ class SSLKFold:
         module docstring for what :meth:`split` yields in each mode.
     shuffle : bool, default=True
         Shuffle the labeled and the unlabeled points before splitting them.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the shuffles; an int gives the same folds on every call.
+    random_state : int, RandomState, Generator, SeedSequence or None, default=None
+        Seeds the shuffles; an int gives the same folds on every call, a ``RandomState`` or a
+        ``Generator`` is advanced by each call (new folds every time).
     unlabeled : scalar, default=-1
         Marker of unlabeled points when ``y`` holds class labels.  A float ``y`` containing NaN
         is read as regression targets with NaN marking the unlabeled points; pass
@@ -228,7 +230,8 @@ class SSLKFold:
                 f"{labeled.size}; lower n_splits or label more points"
             )
         strata = self._stratify_labels(y[labeled], is_nan_marker(marker))
-        random_state = self.random_state if self.shuffle else None
+        # One RandomState for both splitters (scikit-learn's KFold refuses a Generator).
+        random_state = as_random_state(self.random_state) if self.shuffle else None
         if strata is not None:
             classes, counts = np.unique(strata, return_counts=True)
             if counts.min() < k:

@@ -72,7 +72,7 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Refit the best point on all of ``(X, y)`` as ``best_estimator_``; transductive searches
         reuse the graph already built for the best setting.
     verbose : int, default=0
-        > 0: print a line per graph build and per fit.
+        > 0: a line per graph build and per fit on stderr (stdout keeps only results).
     error_score : "raise" or float, default=np.nan
         Score of a fit that fails (with a ``FitFailedWarning``), or "raise".
 

@@ -60,7 +60,7 @@ def ssl_cross_validate(
     error_score : "raise" or float, default=np.nan
         Score of a fold whose fit fails (with a ``FitFailedWarning``), or "raise".
     verbose : int, default=0
-        Print a line per graph build and per fit when > 0.
+        A line per graph build and per fit on stderr when > 0 (stdout keeps only results).
 
     Returns
     -------
