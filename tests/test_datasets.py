@@ -41,6 +41,9 @@ from semiscale.datasets import (
     load_idx,
     load_libsvm,
     load_mnist_idx,
+    make_circles,
+    make_two_moons,
+    ssl_split,
 )
 from semiscale.datasets import registry as registry_mod
 from semiscale.datasets.fetch import EMBEDDED_DIR
@@ -513,3 +516,70 @@ def test_upstream_file_uses_upstream_width(server, tmp_path, monkeypatch):
     with pytest.warns(UnverifiedDownloadWarning):
         bunch = load_dataset("toy", data_home=tmp_path, return_X_y=False)
     assert bunch.data.shape == (20, 7) and bunch.upstream is True
+
+
+def test_download_messages_go_to_stderr(server, tmp_path, toy_xy, monkeypatch, capsys):
+    root, base = server
+    write_libsvm(root / "toy.svm", *toy_xy)
+    register(monkeypatch, DataFile("toy.svm", url=f"{base}/toy.svm"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnverifiedDownloadWarning)
+        fetch_dataset("toy", data_home=tmp_path / "home", verbose=True)
+    out, err = capsys.readouterr()
+    assert out == ""  # stdout keeps only results
+    assert f"Downloaded {base}/toy.svm -> {tmp_path / 'home' / 'toy' / 'toy.svm'}" in err
+
+
+def test_download_is_reported_under_the_ambient_verbosity(
+    server, tmp_path, toy_xy, monkeypatch, capsys
+):
+    from semiscale._progress import verbosity
+
+    root, base = server
+    write_libsvm(root / "toy.svm", *toy_xy)
+    register(monkeypatch, DataFile("toy.svm", url=f"{base}/toy.svm"))
+    with warnings.catch_warnings(), verbosity(1):  # the command line's level
+        warnings.simplefilter("ignore", UnverifiedDownloadWarning)
+        fetch_dataset("toy", data_home=tmp_path / "home")
+    out, err = capsys.readouterr()
+    assert out == "" and "Downloaded" in err
+
+
+@pytest.mark.parametrize("maker", [make_two_moons, make_circles])
+def test_synthetic_random_state_forms(maker):
+    X0, y0 = maker(50, random_state=0)
+    # an int seeds numpy's default_rng: bit-identical to drawing from default_rng(0) directly
+    Xg, yg = maker(50, random_state=np.random.default_rng(0))
+    np.testing.assert_array_equal(X0, Xg)
+    np.testing.assert_array_equal(y0, yg)
+    Xs, _ = maker(50, random_state=np.random.SeedSequence(0))
+    np.testing.assert_array_equal(X0, Xs)
+    Xr1, _ = maker(50, random_state=np.random.RandomState(3))
+    Xr2, _ = maker(50, random_state=np.random.RandomState(3))
+    np.testing.assert_array_equal(Xr1, Xr2)
+    with pytest.raises(TypeError, match="random_state"):
+        maker(50, random_state="seed")
+    with pytest.raises(ValueError, match="non-negative"):
+        maker(50, random_state=-1)
+
+
+def test_datasets_use_the_shared_random_state_helper():
+    import semiscale.datasets.splits as splits
+    import semiscale.datasets.synthetic as synthetic
+    from semiscale import _random
+
+    assert synthetic.as_generator is _random.as_generator
+    assert splits.as_generator is _random.as_generator
+
+
+def test_int_random_state_draws_are_pinned():
+    # the values drawn before datasets shared semiscale._random's helper
+    X, y = make_two_moons(1000, noise=0.1, random_state=7)
+    np.testing.assert_array_equal(
+        X[:2], [[2.008086689364694, 0.05618831842607672], [-0.8412122725305624, 0.595913394311182]]
+    )
+    labeled, _ = ssl_split(y, n_labeled=10, per_class=True, random_state=5)
+    assert np.flatnonzero(labeled).tolist() == [
+        35, 62, 175, 181, 228, 259, 274, 283, 426, 470,
+        518, 632, 636, 668, 723, 792, 795, 972, 975, 983,
+    ]  # fmt: skip

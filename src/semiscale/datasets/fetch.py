@@ -31,6 +31,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._progress import enabled, log
 from .registry import DataFile, dataset_info
 
 __all__ = [
@@ -204,7 +205,7 @@ def _download_one(url: str, dest: Path, verbose: bool) -> Path:
                 unit="B",
                 unit_scale=True,
                 desc=dest.name,
-                disable=not verbose,
+                disable=not enabled(verbose),
             ) as bar:
                 for chunk in iter(lambda: resp.read(_CHUNK), b""):
                     out.write(chunk)
@@ -249,8 +250,6 @@ def _download_into(dataset: str, file: DataFile, folder: Path, verbose: bool) ->
     dest = folder / file.download_name
     failures = []
     for url in file.urls:
-        if verbose:
-            print(f"Downloading {url} -> {dest}")
         try:
             tmp = _download_one(url, dest, verbose)
         except urllib.error.HTTPError as exc:
@@ -269,6 +268,9 @@ def _download_into(dataset: str, file: DataFile, folder: Path, verbose: bool) ->
             os.replace(tmp, dest)
         finally:
             tmp.unlink(missing_ok=True)
+        # Said once the file is in place: while it downloads the bar shows it, and a failed
+        # download is one error line naming every URL tried.
+        log(f"Downloaded {url} -> {dest}", verbose)
         if not expected:
             _sidecar(dest).write_text(f"{digest}  {dest.name}\n")
             warnings.warn(
@@ -306,7 +308,9 @@ def fetch_dataset(
     download : bool, default=True
         Download files that are neither embedded nor in the data directory.
     verbose : bool, default=False
-        Print what is downloaded and show a tqdm progress bar.
+        Show a progress bar while a file downloads and say on stderr where it went (also
+        without ``verbose`` when the ambient verbosity is on, as under the command line; see
+        :mod:`semiscale._progress`).
 
     Returns
     -------

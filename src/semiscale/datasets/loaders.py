@@ -72,7 +72,7 @@ def load_dataset(
     dtype : numpy dtype, default=np.float64
         dtype of ``X``.
     verbose : bool, default=False
-        Report downloads with a progress bar.
+        Report downloads on stderr with a progress bar.
 
     Returns
     -------

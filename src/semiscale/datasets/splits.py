@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ._rng import as_generator
+from .._random import as_generator
 
 __all__ = ["AUTO_MAX_CLASSES", "mask_unlabeled", "ssl_split"]
 
@@ -99,7 +99,7 @@ def ssl_split(
         non-integer value or more than :data:`AUTO_MAX_CLASSES` (50) distinct values, as class
         labels otherwise.  Integer-valued regression targets with few values (abalone's ring
         counts) need ``task="regression"``; a registry entry's ``info.task`` can be passed as is.
-    random_state : None, int or numpy.random.Generator, default=None
+    random_state : None, int, RandomState, Generator or SeedSequence, default=None
         Same int -> same split.
 
     Returns

@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from ._rng import as_generator
+from .._random import as_generator
 
 __all__ = ["make_circles", "make_two_moons"]
 
@@ -76,7 +76,7 @@ def make_two_moons(
         Total points (split ``n // 2`` class 0, the rest class 1) or the size of each class.
     noise : float, default=0.1
         Standard deviation of the Gaussian noise.
-    random_state : None, int or numpy.random.Generator, default=None
+    random_state : None, int, RandomState, Generator or SeedSequence, default=None
         Seed or generator; the same int gives the same data.
     dtype : {np.float64, np.float32}, default=np.float64
     shuffle : bool, default=True
@@ -129,7 +129,7 @@ def make_circles(
         Standard deviation of the Gaussian noise.
     factor : float, default=0.5
         Radius of the inner circle, in [0, 1).
-    random_state : None, int or numpy.random.Generator, default=None
+    random_state : None, int, RandomState, Generator or SeedSequence, default=None
     dtype : {np.float64, np.float32}, default=np.float64
     shuffle : bool, default=True
 
