@@ -27,6 +27,55 @@ def test_demo_draws_its_picture(tmp_path):
     assert png.exists() and png.stat().st_size > 1000
 
 
+def _record_n_jobs(monkeypatch):
+    """Record the ``n_jobs`` of every kNN graph and Nyström estimator fitted."""
+    from semiscale.graph import KNNGraph
+    from semiscale.models import NystromLapRLSClassifier
+
+    seen = []
+    for klass in (KNNGraph, NystromLapRLSClassifier):
+        fit = klass.fit
+
+        def recording(self, *args, _fit=fit, **kwargs):
+            seen.append((type(self).__name__, self.n_jobs))
+            return _fit(self, *args, **kwargs)
+
+        monkeypatch.setattr(klass, "fit", recording)
+    return seen
+
+
+def test_demo_uses_all_cores(monkeypatch):
+    # the library's n_jobs=None means one thread; an interactive demo asks for all of them
+    from semiscale.bench.demo import run_demo, run_real_demo
+
+    seen = _record_n_jobs(monkeypatch)
+    run_demo(n_train=200, n_test=200)
+    assert seen == [("KNNGraph", -1)]
+    seen.clear()
+    run_real_demo(n_train=300, n_labeled=30, random_state=0)
+    assert sorted(set(seen)) == [("KNNGraph", -1), ("NystromLapRLSClassifier", -1)]
+
+
+def test_demo_command_passes_n_jobs(monkeypatch, capsys):
+    import semiscale.bench.demo as demo
+
+    calls = []
+
+    def fake(**kwargs):
+        calls.append(kwargs["n_jobs"])
+        rows = [{"model": "m", "test_accuracy": 1.0, "transductive_accuracy": 1.0,
+                 "fit_seconds": 0.0, "graph_seconds": 0.0, "iterations": 1,
+                 "expansion_size": 1}]  # fmt: skip
+        return {"n_train": 10, "n_labeled": 2, "n_test": 1, "rows": rows, "plot": None,
+                "dataset": "d", "graph_seconds": 0.0}  # fmt: skip
+
+    monkeypatch.setattr(demo, "run_demo", fake)
+    monkeypatch.setattr(demo, "run_real_demo", fake)
+    assert main(["demo", "--plot", ""]) == 0
+    assert main(["demo", "--plot", "", "--n-jobs", "2"]) == 0
+    assert calls == [-1, -1, 2, 2]
+
+
 def test_datasets_lists_embedded(capsys):
     assert main(["datasets", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)

@@ -44,8 +44,8 @@ def _cmd_graph(args):
 
     level = _level(args)
     with ticking_stage(f"loading {args.dataset}", level):
-        # verbose: a download's bar (its "Downloading" line goes to stdout: not with --json)
-        X, _ = load_dataset(args.dataset, split=args.split, verbose=bool(level) and not args.json)
+        # verbose: a download's bar and its "Downloaded" line, on stderr (also with --json)
+        X, _ = load_dataset(args.dataset, split=args.split, verbose=bool(level))
     if args.max_samples:
         X = X[: args.max_samples]
     graph = KNNGraph(
@@ -100,7 +100,11 @@ def _cmd_demo(args):
 
     level = _level(args)
     result = run_demo(
-        n_train=args.n_train, random_state=args.seed, plot_path=args.plot or None, verbose=level
+        n_train=args.n_train,
+        random_state=args.seed,
+        plot_path=args.plot or None,
+        verbose=level,
+        n_jobs=args.n_jobs,
     )
     print(
         f"two moons: {result['n_train']} training points ({result['n_labeled']} labeled), "
@@ -121,7 +125,9 @@ def _cmd_demo(args):
         print(f"picture: {result['plot']}")
     if args.skip_real:
         return 0
-    real = run_real_demo(dataset=args.dataset, random_state=args.seed, verbose=level)
+    real = run_real_demo(
+        dataset=args.dataset, random_state=args.seed, verbose=level, n_jobs=args.n_jobs
+    )
     print(
         f"\n{real['dataset']}: {real['n_train']} training points ({real['n_labeled']} labeled), "
         f"{real['n_test']} test points; graph built once in {real['graph_seconds']:.2f} s"
@@ -259,6 +265,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", default="demo_output/two_moons.png", help="PNG path ('' for none)")
     p.add_argument("--dataset", default="a9a", help="shipped real dataset for the second part")
     p.add_argument("--skip-real", action="store_true", help="run only the two-moons part")
+    p.add_argument(
+        "--n-jobs",
+        type=int,
+        default=-1,
+        help="threads of the kNN searches and kernel blocks (default: -1, all cores; the "
+        "library's estimators default to 1)",
+    )
 
     p = sub.add_parser(
         "bench",

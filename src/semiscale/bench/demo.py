@@ -20,12 +20,15 @@ def run_demo(
     random_state=0,
     plot_path=None,
     verbose=0,
+    n_jobs=-1,
 ):
     """Fit LapRLS and RLS on two moons with two labeled points; return a result dict.
 
     Parameters mirror the estimators'; ``plot_path`` (PNG) is written when matplotlib is
     installed, otherwise the dict records why no picture was made.  ``verbose`` >= 1 names
     each stage (data, fits, picture) on stderr with a running clock while it runs.
+    ``n_jobs`` goes to every estimator and graph that takes it: -1 (all cores) for an
+    interactive demo, where the library's default (None) means one.
     """
     from ..datasets import make_two_moons
     from ..graph import KNNGraph
@@ -51,12 +54,13 @@ def run_demo(
         ),
         "LapRLS (exact)": LapRLSClassifier(
             kernel=kernel,
-            graph=KNNGraph(n_neighbors=n_neighbors),
+            graph=KNNGraph(n_neighbors=n_neighbors, n_jobs=n_jobs),
             ambient_reg=ambient_reg,
             intrinsic_reg=intrinsic_reg,
             random_state=0,
         ),
     }
+    models = {name: _with_n_jobs(model, n_jobs) for name, model in models.items()}
     rows = []
     for name, model in models.items():
         with ticking_stage(f"two moons: {name}", verbose) as stage:
@@ -85,6 +89,13 @@ def run_demo(
         "rows": rows,
         "plot": picture,
     }
+
+
+def _with_n_jobs(model, n_jobs):
+    """``model`` with ``n_jobs`` set where it has that parameter (some estimators do not)."""
+    if "n_jobs" in model.get_params(deep=False):
+        model.set_params(n_jobs=n_jobs)
+    return model
 
 
 def _plot(path, X, y_ssl, X_test, models, rows):
@@ -130,6 +141,7 @@ def run_real_demo(
     n_centers=0.1,
     random_state=0,
     verbose=0,
+    n_jobs=-1,
 ):
     """Nyström-PCG vs supervised RLS vs exact LapRLS on a shipped real dataset.
 
@@ -139,7 +151,8 @@ def run_real_demo(
     100 labels, 2026-11-22, labeled points among the centers): test accuracy RLS 0.768, exact
     LapRLS 0.793, Nyström-PCG 0.796 (14 PCG iterations).  ``verbose`` >= 1 names each stage
     (data, graph, each fit) on stderr with a running clock while it runs; the (P)CG iteration
-    counters show below it when the command line's ambient verbosity is on.
+    counters show below it when the command line's ambient verbosity is on.  ``n_jobs`` goes
+    to the graph and every estimator that takes it (-1: all cores, as in :func:`run_demo`).
     """
     from ..datasets import load_dataset, ssl_split
     from ..graph import KNNGraph
@@ -159,7 +172,9 @@ def run_real_demo(
 
     with ticking_stage(f"{dataset}: kNN graph", verbose):
         start = time.perf_counter()
-        graph = KNNGraph(n_neighbors=8, bandwidth=np.sqrt(2)).fit(X)
+        graph = KNNGraph(
+            n_neighbors=8, bandwidth=np.sqrt(2), random_state=random_state, n_jobs=n_jobs
+        ).fit(X)
         graph_seconds = time.perf_counter() - start
     kernel = RBF(gamma="median")
     common = dict(kernel=kernel, ambient_reg=ambient_reg, random_state=random_state)
@@ -172,6 +187,7 @@ def run_real_demo(
             intrinsic_reg=intrinsic_reg, n_centers=n_centers, unlabeled=marker, **common
         ),
     }
+    models = {name: _with_n_jobs(model, n_jobs) for name, model in models.items()}
     rows = []
     for name, model in models.items():
         with ticking_stage(f"{dataset}: {name}", verbose) as stage:
