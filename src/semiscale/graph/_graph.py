@@ -152,12 +152,6 @@ class KNNGraph(BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def _validate_params(self):
-        """Check the parameters against ``_parameter_constraints`` (scikit-learn's declarative
-        validation), as ``fit`` does first; ``semiscale.model_selection``'s searches call it on
-        every grid point before fitting anything."""
-        super()._validate_params()
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Build the graph of ``X`` (``y`` is ignored: the graph uses every point).

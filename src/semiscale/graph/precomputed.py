@@ -204,12 +204,6 @@ class PrecomputedGraph(BaseEstimator):
         "ridge": [Interval(Real, 0, None, closed="left")],
     }
 
-    def _validate_params(self):
-        """Check the parameters against ``_parameter_constraints`` (scikit-learn's declarative
-        validation), as ``fit`` does first; ``semiscale.model_selection``'s searches call it on
-        every grid point before fitting anything."""
-        super()._validate_params()
-
     def _matrix(self):
         """``(M, kind)``: the matrix as CSR float64 and what it is."""
         M = sp.csr_matrix(self.matrix, dtype=np.float64)

@@ -155,12 +155,6 @@ class ManifoldMixin:
                 setattr(self, name, target)
         return super().set_params(**params)
 
-    def _validate_params(self):
-        """Check the parameters against ``_parameter_constraints`` (scikit-learn's declarative
-        validation), as ``fit`` does first; ``semiscale.model_selection``'s searches call it on
-        every grid point before fitting anything."""
-        super()._validate_params()
-
     #: Parameters a graph leaves at None that it takes from the estimator which fits it.
     _GRAPH_INHERITS = ("memory_budget", "n_jobs", "random_state")
 
