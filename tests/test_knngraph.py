@@ -165,3 +165,14 @@ def test_clone_get_set_params(capsys):
 def test_graph_is_silent_without_verbose(capsys):
     KNNGraph(n_neighbors=3).fit(points(60))
     assert capsys.readouterr() == ("", "")
+
+
+def test_a_laplacian_power_stays_within_the_graph_budget():
+    from semiscale._memory import MemoryBudgetError
+    from semiscale.datasets import make_two_moons
+
+    X, _ = make_two_moons(3000, noise=0.1, random_state=0)
+    # L^16 of an 8-NN graph fills in (about 1 GB at 20,000 points): refused, naming the power
+    with pytest.raises(MemoryBudgetError, match="power"):
+        KNNGraph(power=16, memory_budget="4MiB").fit(X)
+    assert KNNGraph(power=2, memory_budget="64MiB").fit(X).laplacian_.shape == (3000, 3000)

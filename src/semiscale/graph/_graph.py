@@ -189,7 +189,11 @@ class KNNGraph(BaseEstimator):
         self.adjacency_ = knn_adjacency(indices, values, symmetrize=self.symmetrize)
         t_weights = time.perf_counter()
         self.laplacian_ = laplacian(
-            self.adjacency_, normalized=self.normalized, power=self.power, ridge=self.ridge
+            self.adjacency_,
+            normalized=self.normalized,
+            power=self.power,
+            ridge=self.ridge,
+            memory_budget=self.memory_budget,
         )
         self.degree_ = degree(self.adjacency_)
         self.trace_ = float(self.laplacian_.diagonal().sum())
