@@ -350,3 +350,21 @@ def test_pcg_breakdown_is_retried_with_a_pivot_floor(problem, monkeypatch):
     assert est.solver_info_["converged"] and "preconditioner_retry" in est.solver_info_
     assert est.residuals_.shape[0] == est.n_iter_ + 1
     np.testing.assert_allclose(est.transduction_, reference.transduction_, rtol=1e-4, atol=1e-4)
+
+
+def test_auto_centers_shrink_to_the_memory_budget():
+    from semiscale._memory import MemoryBudgetError
+    from semiscale.datasets import make_two_moons
+
+    X, y = make_two_moons(2000, noise=0.1, random_state=0)
+    y_ssl = np.full_like(y, -1)
+    y_ssl[[np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]]] = [0, 1]
+    roomy = NystromLapRLSClassifier(random_state=0).fit(X, y_ssl)
+    assert roomy.X_fit_.shape[0] == 1000
+    # 12 MiB cannot hold 1,000 centers' K_ss and preconditioner (4 × 8 MB): fewer centers
+    small = NystromLapRLSClassifier(memory_budget="12MiB", random_state=0).fit(X, y_ssl)
+    assert 50 <= small.X_fit_.shape[0] < 1000
+    assert np.mean(small.transduction_ == y) > 0.9
+    # an explicit n_centers is kept, and refused when it does not fit
+    with pytest.raises(MemoryBudgetError, match="12"):
+        NystromLapRLSClassifier(n_centers=1000, memory_budget="12MiB").fit(X, y_ssl)

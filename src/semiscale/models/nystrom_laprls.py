@@ -27,13 +27,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
+from .._memory import parse_memory_budget
 from .._random import check_random_state
 from ..linalg import resolve_n_centers, select_centers
 from ..linalg.nystrom import CENTER_METHODS
 from ..linalg.ops import get_ops
 from ..solvers.hessian_system import ITERATIVE_SOLVERS
 from ..solvers.manifold import solve_manifold
-from ..solvers.nystrom import NEEDS_CENTER_GRAPH, NystromSolver
+from ..solvers.nystrom import NEEDS_CENTER_GRAPH, NystromSolver, solver_memory
 from ._base import (
     DEFAULT_CLASSIFIER_KERNEL,
     DEFAULT_GRAPH,
@@ -48,6 +49,9 @@ from ._base import (
 )
 
 __all__ = ["NystromLapRLSClassifier", "NystromLapRLSRegressor"]
+
+#: Fewest centers ``n_centers="auto"`` shrinks to in a small ``memory_budget``.
+AUTO_MIN_CENTERS = 50
 
 #: Up to this many centers the fit runs with single-threaded BLAS: its s × s factorizations
 #: take milliseconds, and waking OpenBLAS's threads for each costs more than they save
@@ -86,9 +90,32 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
 
     def _solve(self, problem: ManifoldProblem) -> Solution:
         n_centers = resolve_n_centers(self.n_centers, problem.X.shape[0])
+        if self.n_centers == "auto":
+            n_centers = self._centers_within_budget(problem, n_centers)
         small = n_centers <= SINGLE_THREAD_BLAS_MAX_CENTERS
         with get_ops().blas_threads(1 if small else None):
             return self._solve_with(problem, n_centers)
+
+    def _centers_within_budget(self, problem: ManifoldProblem, n_centers: int) -> int:
+        """``n_centers="auto"`` shrunk until the s×s arrays take at most half the budget.
+
+        The s×s part of the fit (``K_ss`` and the solver's factors,
+        :func:`~semiscale.solvers.nystrom.solver_memory`) grows as s² while the rest (kernel
+        blocks, work arrays) is blocked to what is left; the other half of the budget is left to
+        that rest.  An explicit ``n_centers`` is never changed (a budget too small for it is
+        refused before anything is allocated).
+        """
+        budget = parse_memory_budget(self.memory_budget)
+        n, n_labeled = problem.X.shape[0], int(np.count_nonzero(problem.labeled))
+        itemsize = _kernel_dtype(self.kernel_dtype).itemsize
+
+        def square_bytes(s):
+            parts = solver_memory(self.solver, self.preconditioner, n, n_labeled, s)
+            return s * s * itemsize + sum(parts.values())
+
+        while n_centers > AUTO_MIN_CENTERS and square_bytes(n_centers) > budget // 2:
+            n_centers = max(AUTO_MIN_CENTERS, int(n_centers * 0.9))
+        return n_centers
 
     def _solve_with(self, problem: ManifoldProblem, n_centers: int) -> Solution:
         dtype = _kernel_dtype(self.kernel_dtype)
@@ -158,8 +185,8 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         Number of Nyström centers s: an int in [1, n], a fraction of n in (0, 1], "auto" (1,000
         or n when smaller, :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`: on a9a s = 2,000
         was no more accurate than 1,000 and 1.7x slower; on two moons with one label per class
-        and 2,000 points s = 500 lost accuracy that 1,000 kept), or "sqrt" (⌈√n⌉, paper 000's
-        theory).
+        and 2,000 points s = 500 lost accuracy that 1,000 kept; fewer when ``memory_budget``
+        cannot hold the s×s arrays in half of it), or "sqrt" (⌈√n⌉, paper 000's theory).
     center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
         Cholesky; the last two approximate K better on data of uneven density, but on paper
@@ -353,8 +380,8 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         Number of Nyström centers s: an int in [1, n], a fraction of n in (0, 1], "auto" (1,000
         or n when smaller, :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`: on a9a s = 2,000
         was no more accurate than 1,000 and 1.7x slower; on two moons with one label per class
-        and 2,000 points s = 500 lost accuracy that 1,000 kept), or "sqrt" (⌈√n⌉, paper 000's
-        theory).
+        and 2,000 points s = 500 lost accuracy that 1,000 kept; fewer when ``memory_budget``
+        cannot hold the s×s arrays in half of it), or "sqrt" (⌈√n⌉, paper 000's theory).
     center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
         Cholesky; the last two approximate K better on data of uneven density, but on paper
