@@ -171,6 +171,13 @@ def test_factorizations_and_solves():
     singular = np.ones((3, 3))
     with pytest.raises(np.linalg.LinAlgError):
         ops.solve(singular, np.ones(3))
+    hilbert = 1.0 / (np.arange(14)[:, None] + np.arange(14)[None, :] + 1)  # rcond ~ 1e-19
+    with pytest.raises(np.linalg.LinAlgError, match="Ill-conditioned"):
+        ops.solve(hilbert, np.ones(14))
+    G32 = G.astype(np.float32)
+    np.testing.assert_allclose(ops.solve(G32, B), np.linalg.solve(G, B), rtol=1e-3)
+    work = G.copy(order="F")
+    np.testing.assert_allclose(ops.solve(work, B, overwrite_a=True), np.linalg.solve(G, B))
     np.testing.assert_allclose(ops.lstsq(singular, np.ones(3)), np.full(3, 1 / 3))
     # A singular PSD matrix is jittered until its pivots are not lost in round-off.
     L, jitter = ops.jittered_cholesky(np.ones((4, 4)))

@@ -391,11 +391,29 @@ class ArrayOps:
         with warnings.catch_warnings():
             warnings.simplefilter("error", sla.LinAlgWarning)
             try:
+                if assume_a == "gen":
+                    return self._lu_solve(A, B, overwrite_a)
                 return sla.solve(
                     A, B, assume_a=assume_a, check_finite=False, overwrite_a=overwrite_a
                 )
             except sla.LinAlgWarning as w:
                 raise np.linalg.LinAlgError(str(w)) from None
+
+    @staticmethod
+    def _lu_solve(A, B, overwrite_a):
+        # scipy.linalg.solve keeps the GIL through LAPACK's gesv (a 3,000² solve let another
+        # thread run 2 of 7 times), which froze progress displays and delayed Ctrl-C for the
+        # whole exact fit; lu_factor releases it.  The condition check is solve's: gecon.
+        A = np.asarray(A)
+        anorm = np.linalg.norm(A, 1)
+        lu, piv = sla.lu_factor(A, overwrite_a=overwrite_a, check_finite=False)
+        (gecon,) = sla.lapack.get_lapack_funcs(("gecon",), (lu,))
+        rcond, _ = gecon(lu, anorm, norm="1")
+        if not rcond >= np.finfo(lu.dtype).eps:
+            raise np.linalg.LinAlgError(
+                f"Ill-conditioned matrix (rcond={rcond:.6g}): result may not be accurate."
+            )
+        return sla.lu_solve((lu, piv), B, check_finite=False)
 
     def lstsq(self, A, B):
         """Minimum-norm least-squares solution of ``A X = B`` (SVD-based LAPACK ``gelsd``)."""
