@@ -157,15 +157,19 @@ def test_cache_is_filled_only_after_the_products_pay_for_it():
     H = _operator("auto")
     plain = _operator(False)
     assert H.cached_ and 1 < H.cache_after_passes_ < np.inf
-    rhs = H.rhs(np.ones(20))  # the labeled rows only: no fill
+    rhs = H.rhs(np.ones(20))  # the labeled rows only (20 of 400): no fill
     assert not H.cache_filled_
     products = 0
     while not H.cache_filled_:
         np.testing.assert_allclose(H @ V, plain @ V, rtol=1e-12, atol=1e-12)
         products += 1
-        assert products < 10
-    # each product is two uncached passes; the fill happened once they reached the threshold
-    assert products == int(np.ceil(H.cache_after_passes_ / 2)) + 1
+        assert products < 30
+    # each product is two uncached passes; the first one after they reach the threshold fills
+    passes, expected = 20 / 400, 1
+    while passes < H.cache_after_passes_:
+        passes += 2
+        expected += 1
+    assert products == expected
     np.testing.assert_allclose(H @ V, plain @ V, rtol=1e-11, atol=1e-12)
     np.testing.assert_allclose(H.rhs(np.ones(20)), rhs, rtol=1e-12, atol=1e-12)
 

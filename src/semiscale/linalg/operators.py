@@ -44,19 +44,23 @@ __all__ = [
 
 
 #: Cost model of the K_ns cache decision (:func:`cache_fill_passes`), nanoseconds per kernel
-#: entry, measured by ``python -m semiscale.bench.studies.memory_budget --part cache``
+#: entry with two threads, measured by ``python -m semiscale.bench.studies.memory_budget``
 #: (``benchmarks/results/memory_budget/``): a dense RBF pass costs
-#: ``(PASS_NS + PASS_NS_PER_FEATURE · d) / threads``, reading a stored entry
-#: ``READ_NS_PER_BYTE · itemsize`` and touching fresh memory for the first time
-#: ``TOUCH_NS_PER_BYTE · itemsize`` (page faults: 0.5–2.3 ns per byte on the measuring machine,
-#: growing with the size; the high end is used).
-PASS_NS = 10.0
-PASS_NS_PER_FEATURE = 0.17
-READ_NS_PER_BYTE = 0.15
+#: ``PASS_NS + PASS_NS_PER_FEATURE · d`` (measured 1.8–5.0 at d = 2 and 3.1–7.6 at d = 50, the
+#: high ends on a busy machine), reading a stored entry ``READ_NS_PER_BYTE · itemsize``
+#: (0.03–0.16 per byte) and touching fresh memory for the first time
+#: ``TOUCH_NS_PER_BYTE · itemsize`` (page faults: 0.13–2.3 ns per byte on the measuring
+#: machine, growing with the size and when the memory was not used recently; the high end is
+#: used, the cost of a large cache on a fresh machine).  Only their ratios matter, taken as
+#: independent of the thread count (the kernel's arithmetic, the reads and the page faults all
+#: run in every thread).
+PASS_NS = 2.0
+PASS_NS_PER_FEATURE = 0.045
+READ_NS_PER_BYTE = 0.08
 TOUCH_NS_PER_BYTE = 2.0
 
 
-def cache_fill_passes(X, n_centers, dtype, n_jobs=1) -> float:
+def cache_fill_passes(X, n_centers, dtype) -> float:
     """Passes over ``K_ns`` computed without a cache after which ``cache="auto"`` fills it.
 
     Filling the cache costs one kernel pass plus the first touch of ``n·s`` fresh entries; each
@@ -71,8 +75,7 @@ def cache_fill_passes(X, n_centers, dtype, n_jobs=1) -> float:
     ``inf`` when reading the cache is no cheaper than computing the kernel.
     """
     features = X.nnz / max(X.shape[0], 1) if sp.issparse(X) else X.shape[1]
-    threads = get_ops().n_threads(n_jobs)
-    per_pass = (PASS_NS + PASS_NS_PER_FEATURE * features) / max(threads, 1)
+    per_pass = PASS_NS + PASS_NS_PER_FEATURE * features
     it = np.dtype(dtype).itemsize
     rho = READ_NS_PER_BYTE * it / per_pass
     if rho >= 1.0:
@@ -231,9 +234,7 @@ class NystromLapRLSHessian(LinearOperator):
         #: Passes over the operator's rows computed without the cache (the "rent" paid).
         self.uncached_passes_ = 0.0
         self.cache_after_passes_ = (
-            0.0
-            if cache is True
-            else cache_fill_passes(self._X_used(), self.n_centers_, dtype, n_jobs)
+            0.0 if cache is True else cache_fill_passes(self._X_used(), self.n_centers_, dtype)
         )
 
     def _check_budget(self):

@@ -48,6 +48,8 @@ def _support(qp: QuadraticProblem) -> np.ndarray:
 def _solve_rls(qp: QuadraticProblem) -> Solution:
     """No graph term: ``(J_a K_ll + λ_A I) α_l = rhs_l`` on the labeled rows (O(l³))."""
     idx = _support(qp)
+    # K_ll and LAPACK's working copy of it
+    _check_dense_fits(idx.size, qp, 2, "kernel RLS on the labeled points")
     X_l = qp.X[idx]
     active_l = qp.active[idx]
     K_ll = kernel_matrix(qp.kernel, X_l, memory_budget=qp.memory_budget)
