@@ -100,6 +100,7 @@ def solve_hessian_system(
         # with T's pivots floored at T_MIN_PIVOT and start again from zero (the broken iterate
         # is dominated by near-null directions and breaks the retry down too).
         options = {**(preconditioner_options or {}), "t_min_pivot": T_MIN_PIVOT}
+        precond = None  # the budget holds one preconditioner's s×s arrays, not two at once
         precond = make_preconditioner(preconditioner, hessian, **options)
         info["preconditioner_retry"] = f"T pivot floor {T_MIN_PIVOT:g} after a breakdown"
         first = result
