@@ -262,12 +262,14 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
     residuals_ : ndarray of shape (n_iter_ + 1, n_outputs) or None
         Relative residual history.
     solver_info_ : dict
-        Preconditioner, jitter, whether K_ns was cached, number of H products, convergence;
-        for ``"sampled-hessian"`` also ``laplacian_rows`` (the graph sample used) and
+        Preconditioner, jitter, whether K_ns could be cached and ``cache_filled`` (the cache is
+        filled during the solve, once the passes computed without it, ``uncached_passes``,
+        have cost as much as filling it), number of H products, convergence; for
+        ``"sampled-hessian"`` also ``laplacian_rows`` (the graph sample used) and
         ``graph_trace_share``.  Seconds of the fit's phases: ``centers_seconds`` (center
-        selection), ``rhs_seconds`` (z = K_msᵀy, which fills the K_ns cache when it fits),
-        ``preconditioner_seconds`` (with K_ss and its factorization) and ``iterations_seconds``
-        (the CG/PCG loop, retries included; ``"direct"``: forming and factoring H).
+        selection), ``rhs_seconds`` (z = K_msᵀy), ``preconditioner_seconds`` (with K_ss and its
+        factorization) and ``iterations_seconds`` (the CG/PCG loop, retries included, and any
+        filling of the cache; ``"direct"``: forming and factoring H).
     laplacian_trace_ : float
         tr(L), the normaliser of the intrinsic term (0 without a graph).
     n_labeled_ : int
@@ -461,12 +463,14 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
     residuals_ : ndarray of shape (n_iter_ + 1, n_outputs) or None
         Relative residual history.
     solver_info_ : dict
-        Preconditioner, jitter, whether K_ns was cached, number of H products, convergence;
-        for ``"sampled-hessian"`` also ``laplacian_rows`` (the graph sample used) and
+        Preconditioner, jitter, whether K_ns could be cached and ``cache_filled`` (the cache is
+        filled during the solve, once the passes computed without it, ``uncached_passes``,
+        have cost as much as filling it), number of H products, convergence; for
+        ``"sampled-hessian"`` also ``laplacian_rows`` (the graph sample used) and
         ``graph_trace_share``.  Seconds of the fit's phases: ``centers_seconds`` (center
-        selection), ``rhs_seconds`` (z = K_msᵀy, which fills the K_ns cache when it fits),
-        ``preconditioner_seconds`` (with K_ss and its factorization) and ``iterations_seconds``
-        (the CG/PCG loop, retries included; ``"direct"``: forming and factoring H).
+        selection), ``rhs_seconds`` (z = K_msᵀy), ``preconditioner_seconds`` (with K_ss and its
+        factorization) and ``iterations_seconds`` (the CG/PCG loop, retries included, and any
+        filling of the cache; ``"direct"``: forming and factoring H).
     laplacian_trace_ : float
         tr(L), the normaliser of the intrinsic term (0 without a graph).
     n_labeled_ : int

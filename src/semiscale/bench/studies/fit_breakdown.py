@@ -2,13 +2,13 @@
 
 Paper 000's protocol and splits, Nyström-PCG alone, with the hyper-parameters of paper 000's
 run (its CV records in the ``paper000`` folder beside this run's: ``benchmarks/results/paper000/``
-for the committed results).  Per phase, the median over the
-repeats of the seconds the estimator records in ``solver_info_``: center selection, the
-right-hand side ``z = K_msᵀy`` (which fills the K_ns cache: the kernel evaluation), the
-preconditioner and the PCG loop; "rest" is the fit's wall time minus the phases (input checks,
-λ scaling, training predictions).  The paper does not say what its Table 3 time covers; its
-Nyström-CG times (phishing: 300 iterations in 2.47 s) fit matrix-vector products alone, so the
-PCG loop is the closest like-for-like column.  skin_nonskin is left out (minutes per fit).
+for the committed results).  Per phase, the median over the repeats of the seconds the
+estimator records in ``solver_info_``: center selection, the right-hand side ``z = K_msᵀy``, the
+preconditioner and the PCG loop (which fills the K_ns cache, if at all, once the uncached
+products have cost as much as filling it); "rest" is the fit's wall time minus the phases (input
+checks, λ scaling, training predictions).  The paper does not say what its Table 3 time covers;
+its Nyström-CG times (phishing: 300 iterations in 2.47 s) fit matrix-vector products alone, so
+the PCG loop is the closest like-for-like column.  skin_nonskin is left out (minutes per fit).
 """
 
 from __future__ import annotations
