@@ -176,3 +176,14 @@ def test_a_laplacian_power_stays_within_the_graph_budget():
     with pytest.raises(MemoryBudgetError, match="power"):
         KNNGraph(power=16, memory_budget="4MiB").fit(X)
     assert KNNGraph(power=2, memory_budget="64MiB").fit(X).laplacian_.shape == (3000, 3000)
+    # the same for a precomputed adjacency, and an estimator's budget reaches it
+    from semiscale.graph import PrecomputedGraph
+    from semiscale.models import LapRLSRegressor
+
+    W = KNNGraph().fit(X).adjacency_
+    with pytest.raises(MemoryBudgetError, match="power"):
+        PrecomputedGraph(W, X, power=16, memory_budget="4MiB").fit(X)
+    y = np.where(np.arange(3000) < 30, X[:, 0], np.nan)
+    estimator = LapRLSRegressor(graph=PrecomputedGraph(W, X, power=16), memory_budget="4MiB")
+    with pytest.raises(MemoryBudgetError, match="power"):
+        estimator.fit(X, y)

@@ -137,6 +137,10 @@ class PrecomputedGraph(BaseEstimator):
     ridge : float, default=0.0
         Added to the diagonal of each subgraph's Laplacian (for a Laplacian ``matrix``: the ridge
         it was built with).
+    memory_budget : int, str or None, default=None
+        Bytes for a subgraph's ``L^p`` (None = 25 % of available memory); a power that cannot
+        fit is refused before it is computed.  An estimator passes its own budget when this is
+        None.
 
     Attributes
     ----------
@@ -180,13 +184,16 @@ class PrecomputedGraph(BaseEstimator):
     (30, 30)
     """
 
-    def __init__(self, matrix, X, *, kind="auto", normalized=False, power=1, ridge=0.0):
+    def __init__(
+        self, matrix, X, *, kind="auto", normalized=False, power=1, ridge=0.0, memory_budget=None
+    ):
         self.matrix = matrix
         self.X = X
         self.kind = kind
         self.normalized = normalized
         self.power = power
         self.ridge = ridge
+        self.memory_budget = memory_budget
 
     def __sklearn_clone__(self):
         # clone() would deep-copy the n×n matrix and X for every fit of a search; they are
@@ -202,6 +209,7 @@ class PrecomputedGraph(BaseEstimator):
         "normalized": ["boolean"],
         "power": [Interval(Integral, 1, None, closed="left")],
         "ridge": [Interval(Real, 0, None, closed="left")],
+        "memory_budget": [Interval(Real, 0, None, closed="neither"), str, None],
     }
 
     def _matrix(self):
@@ -346,7 +354,13 @@ class PrecomputedGraph(BaseEstimator):
                 L = laplacian(W, ridge=self.ridge)
         else:
             W = M if whole else M[rows][:, rows]
-            L = laplacian(W, normalized=self.normalized, power=self.power, ridge=self.ridge)
+            L = laplacian(
+                W,
+                normalized=self.normalized,
+                power=self.power,
+                ridge=self.ridge,
+                memory_budget=self.memory_budget,
+            )
         W = sp.csr_matrix(W)
         self.adjacency_ = W
         self.laplacian_ = sp.csr_matrix(L)
