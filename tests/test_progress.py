@@ -172,3 +172,26 @@ def test_newton_reports_its_steps(capsys):
     steps = solution.info["newton_iterations"][0]
     assert f"Newton (squared_hinge, column 0): {steps}step" in err
     assert "objective" in err and "CG" in err  # each step's inner solve below it
+
+
+@pytest.mark.parametrize("verbose", [0, 1])
+def test_exact_fit_names_its_stages(verbose, capsys):
+    from semiscale.datasets import make_two_moons
+    from semiscale.models import LapRLSClassifier
+
+    X, y = make_two_moons(300, random_state=0)
+    y_ssl = np.where(np.arange(300) < 20, y, -1)
+    LapRLSClassifier(verbose=verbose).fit(X, y_ssl)
+    err = capsys.readouterr().err
+    if verbose:
+        assert "kernel matrix (300×300)" in err and "LapRLS direct solve" in err
+    else:
+        assert err == ""
+
+
+def test_exact_search_counts_its_points(capsys):
+    from semiscale.graph.knn import kneighbors
+
+    with verbosity(1):
+        kneighbors(np.random.default_rng(0).standard_normal((3000, 40)), 5, method="exact")
+    assert "kNN search (exact)" in capsys.readouterr().err

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._memory import parse_memory_budget, row_slices
+from .._progress import progress
 from ..linalg.ops import get_ops
 
 #: Column-group size of the brute-force selection (see ``_select_k_smallest``).
@@ -189,17 +190,19 @@ def _kneighbors_brute(
         order = np.argsort(d2, axis=1, kind="stable")
         ind[s] = np.take_along_axis(cols, order, axis=1)
         dist2[s] = np.take_along_axis(d2, order, axis=1)
+        bar.update(len(q))  # from the worker threads: tqdm's updates take its lock
 
     # the selection's temporaries per query row: the group minima and their argpartition
-    get_ops().sq_distance_scan(
-        Xw,
-        sq.astype(Xw.dtype),
-        queries,
-        select,
-        row_bytes=2 * (n // groups + 1) * 8,
-        memory_budget=budget,
-        n_jobs=n_jobs,
-    )
+    with progress(total=m, desc="kNN search (exact)", unit="point") as bar:
+        get_ops().sq_distance_scan(
+            Xw,
+            sq.astype(Xw.dtype),
+            queries,
+            select,
+            row_bytes=2 * (n // groups + 1) * 8,
+            memory_budget=budget,
+            n_jobs=n_jobs,
+        )
     if mode == "verify":
         bad = np.flatnonzero(~(gap > 2.0 * _float32_error_bound(sq, d)[queries]))
         if bad.size:

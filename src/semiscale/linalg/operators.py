@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
+from .._progress import stage
 from .._validation import check_laplacian
 from .ops import get_ops
 
@@ -379,13 +380,15 @@ class NystromLapRLSHessian(LinearOperator):
 
     def _cache(self):
         if self._K_rows is None:
-            K = get_ops().kernel_matrix(
-                self.kernel,
-                self._X_used(),
-                self.centers_,
-                memory_budget=self.memory_budget - self._fixed,
-                n_jobs=self.n_jobs,
-            )
+            rows = self._X_used().shape[0]
+            with stage(f"caching the kernel rows ({rows}×{self.n_centers_})"):
+                K = get_ops().kernel_matrix(
+                    self.kernel,
+                    self._X_used(),
+                    self.centers_,
+                    memory_budget=self.memory_budget - self._fixed,
+                    n_jobs=self.n_jobs,
+                )
             self._K_rows = np.asarray(K, dtype=self.dtype)
         return self._K_rows
 

@@ -19,6 +19,7 @@ import dataclasses
 import numpy as np
 
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
+from .._progress import stage
 from ..linalg import FullLapRLSHessian, kernel_matmul, kernel_matrix
 from ..linalg.ops import get_ops
 from .cg import cg
@@ -74,12 +75,15 @@ def _solve_direct(qp: QuadraticProblem, options) -> Solution:
     X, L = qp.X, qp.laplacian
     n = X.shape[0]
     _check_dense_fits(n, qp, 2, "LapRLS with solver='direct'")
-    K = np.asarray(kernel_matrix(qp.kernel, X, memory_budget=qp.memory_budget), float)
-    # System matrix A = J_a K + λ_I L K + λ_A I, formed in place in K, in column blocks.
-    get_ops().laprls_system_inplace(
-        K, L, np.flatnonzero(qp.active), qp.lambda_intrinsic, qp.lambda_ambient, qp.memory_budget
-    )
-    alpha = solve_or_lstsq(K, qp.rhs, what="LapRLS system")
+    with stage(f"kernel matrix ({n}×{n})", qp.verbose):
+        K = np.asarray(kernel_matrix(qp.kernel, X, memory_budget=qp.memory_budget), float)
+    with stage(f"LapRLS direct solve ({n}×{n} LU)", qp.verbose):
+        # System matrix A = J_a K + λ_I L K + λ_A I, formed in place in K, in column blocks.
+        get_ops().laprls_system_inplace(
+            K, L, np.flatnonzero(qp.active), qp.lambda_intrinsic, qp.lambda_ambient,
+            qp.memory_budget,
+        )  # fmt: skip
+        alpha = solve_or_lstsq(K, qp.rhs, what="LapRLS system")
     return Solution(X_fit=X, dual_coef=alpha, info={"system": "full", "n_fit": n})
 
 
