@@ -251,8 +251,12 @@ def test_underflowing_values_are_reported_as_underflow():
 # ------------------------------------------------------------------ Ctrl-C
 _INTERRUPT_SCRIPT = textwrap.dedent(
     """
+    import signal
     import sys
     import numpy as np
+    # A shell's background jobs (CI runners, nohup) start with SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt handler: restore it, as an interactive session has it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     rng = np.random.default_rng(0)
     if sys.argv[1] == "kernel":
         from semiscale.kernels import RBF
