@@ -16,7 +16,15 @@ from .._validation import validate_X
 from ._hnsw import ANN_LIBRARIES
 from .knn import METHODS, search
 from .laplacian import connected_components, degree, laplacian
-from .weights import BANDWIDTHS, SYMMETRIZE, WEIGHTS, knn_adjacency, resolve_bandwidth
+from .weights import (
+    BANDWIDTHS,
+    SYMMETRIZE,
+    WEIGHTS,
+    knn_adjacency,
+    resolve_bandwidth,
+    resolve_local_scale,
+    self_tuning_weights,
+)
 
 __all__ = ["DisconnectedGraphWarning", "KNNGraph"]
 
@@ -34,7 +42,8 @@ class KNNGraph(BaseEstimator):
     r"""Symmetric k-nearest-neighbour graph and its Laplacian.
 
     ``fit(X)`` finds the ``n_neighbors`` nearest other points of every point, weighs each
-    directed edge (heat: :math:`w_{ij} = \exp(-d_{ij}^2 / (2\sigma^2))`, binary: 1), makes the
+    directed edge (heat: :math:`w_{ij} = \exp(-d_{ij}^2 / (2\sigma^2))`, self-tuning:
+    :math:`w_{ij} = \exp(-d_{ij}^2 / (\sigma_i \sigma_j))`, binary: 1), makes the
     adjacency symmetric (``"union"``: :math:`W = \max(A, A^T)`, ``"mutual"``:
     :math:`W = \min(A, A^T)`), and forms the Laplacian
     :math:`L = (D - W)^p + \text{ridge}\cdot I` or, with ``normalized=True``,
@@ -44,10 +53,17 @@ class KNNGraph(BaseEstimator):
     ----------
     n_neighbors : int, default=8
         ``k``, neighbours per point (not counting the point itself); ``1 <= k < n_samples``.
-    weights : {"heat", "binary"}, default="heat"
+    weights : {"heat", "self-tuning", "binary"}, default="heat"
         Edge weights.  Paper 000's ``exp(-d²/4)`` is ``weights="heat", bandwidth=sqrt(2)``.
+        ``"self-tuning"`` (Zelnik-Manor & Perona 2004, the local scaling of Calder's Poisson
+        learning experiments) gives every point ``i`` its own scale ``σ_i``, its distance to its
+        ``n_neighbors``-th neighbour, and weighs an edge ``exp(-d_ij² / (σ_i σ_j))``: dense
+        regions get narrow kernels, sparse ones wide, and the weights do not change when ``X``
+        is multiplied by a constant.  A point with ``σ_i = 0`` (at least ``n_neighbors`` exact
+        duplicates) gets the smallest positive scale, with a warning.  ``bandwidth`` is ignored.
     bandwidth : {"mean", "median"} or float, default="mean"
-        Heat-kernel ``σ``; ``"mean"`` is the mean length of all directed kNN edges.
+        Heat-kernel ``σ``; ``"mean"`` is the mean length of all directed kNN edges.  Only used
+        by ``weights="heat"``.
     symmetrize : {"union", "mutual"}, default="union"
     normalized : bool, default=False
         Symmetric normalized Laplacian (isolated vertices get a zero row).
@@ -84,7 +100,9 @@ class KNNGraph(BaseEstimator):
         Connected components of the graph (a :class:`DisconnectedGraphWarning` when > 1).
     component_labels_ : ndarray of int, shape (n_samples,)
     bandwidth_ : float or None
-        ``σ`` used by the heat weights (None for binary weights).
+        ``σ`` used by the heat weights (None for binary and self-tuning weights).
+    local_scale_ : ndarray of shape (n_samples,) or None
+        Per-point scales ``σ_i`` of self-tuning weights (None for heat and binary weights).
     trace_ : float
         ``tr(laplacian_)``, the normaliser of the intrinsic term ``fᵀ L f / tr(L)``.
     search_method_ : str
@@ -181,11 +199,14 @@ class KNNGraph(BaseEstimator):
         self.search_method_ = info["backend"]
         self.search_ann_library_ = info["ann_library"]
         self.search_recall_ = info["recall"]
-        if self.weights == "heat":
-            self.bandwidth_ = resolve_bandwidth(distances, self.bandwidth)
+        self.bandwidth_ = self.local_scale_ = None
+        if self.weights == "self-tuning":
+            self.local_scale_ = resolve_local_scale(distances)
+            values = self_tuning_weights(distances, indices, self.local_scale_)
         else:
-            self.bandwidth_ = None
-        values = WEIGHTS[self.weights](distances, self.bandwidth_)
+            if self.weights == "heat":
+                self.bandwidth_ = resolve_bandwidth(distances, self.bandwidth)
+            values = WEIGHTS[self.weights](distances, self.bandwidth_)
         self.adjacency_ = knn_adjacency(indices, values, symmetrize=self.symmetrize)
         t_weights = time.perf_counter()
         self.laplacian_ = laplacian(

@@ -2,6 +2,8 @@
 
 Heat weights are ``w_ij = exp(−d_ij² / (2 σ²))`` with bandwidth ``σ``; binary weights are 1 on
 every edge.  Paper 000 (Nyström LapRLS) uses ``exp(−d²/4)``, which is ``σ = sqrt(2)``.
+Self-tuning weights (Zelnik-Manor & Perona, NIPS 2004) are ``w_ij = exp(−d_ij² / (σ_i σ_j))``
+with a local scale ``σ_i`` per point: its distance to its k-th (farthest listed) neighbour.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ __all__ = [
     "heat_weights",
     "knn_adjacency",
     "resolve_bandwidth",
+    "resolve_local_scale",
+    "self_tuning_weights",
 ]
 
 
@@ -98,8 +102,77 @@ def binary_weights(distances: np.ndarray, bandwidth: float | None = None) -> np.
     return np.ones(np.shape(distances), dtype=np.float64)
 
 
-#: Weight functions ``f(distances, bandwidth) -> weights`` by name.
-WEIGHTS = {"heat": heat_weights, "binary": binary_weights}
+def resolve_local_scale(distances: np.ndarray) -> np.ndarray:
+    """Per-point scales ``σ_i`` of self-tuning weights: the distance to the k-th neighbour.
+
+    ``k`` is the number of columns of ``distances`` (``n_neighbors``), so ``σ_i`` is the length
+    of the longest edge listed for point ``i``.  Zelnik-Manor & Perona use the 7th neighbour;
+    Calder's GraphLearning uses the k-th of its k-NN graph, as here (with the default
+    ``n_neighbors=8`` the two are one rank apart), so that no second rank has to be chosen.
+
+    Parameters
+    ----------
+    distances : ndarray of shape (n_samples, n_neighbors)
+        kNN distances (every directed edge once).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+        ``σ_i > 0``.  A point with at least ``k`` exact duplicates has ``σ_i = 0``; it is
+        raised to the smallest positive ``σ`` with a ``UserWarning`` (its edges to the
+        duplicates keep weight ``exp(0) = 1``).  When every ``σ_i`` is 0, every edge has
+        length 0 and weight 1 whatever the scale; ``σ_i = 1.0`` is used, with a warning.
+    """
+    d = np.asarray(distances, dtype=np.float64)
+    if d.ndim != 2 or d.shape[1] == 0:
+        raise ValueError(f"distances must have shape (n_samples, n_neighbors), got {d.shape}")
+    sigma = d.max(axis=1)  # the k-th neighbour (robust to an unsorted table)
+    zero = ~(sigma > 0)
+    if zero.any():
+        positive = sigma[~zero]
+        floor = float(positive.min()) if positive.size else 1.0
+        which = "the smallest positive scale" if positive.size else "scale"
+        warnings.warn(
+            f"weights='self-tuning': {int(zero.sum())} point(s) have local scale 0 (at least "
+            f"n_neighbors exact duplicates); using {which} {floor:.6g} for them. Remove "
+            "duplicate points or raise n_neighbors.",
+            UserWarning,
+            stacklevel=3,
+        )
+        sigma = np.where(zero, floor, sigma)
+    return sigma
+
+
+def self_tuning_weights(
+    distances: np.ndarray, indices: np.ndarray, local_scale: np.ndarray | None = None
+) -> np.ndarray:
+    """Self-tuning weights ``exp(−d_ij² / (σ_i σ_j))`` of a directed kNN table.
+
+    The weight of an edge does not depend on its direction, so the table's two copies of an
+    edge listed by both end points are equal and ``"union"`` / ``"mutual"`` symmetrization
+    keep it; the weights are unchanged when ``X`` is multiplied by a constant.
+
+    Parameters
+    ----------
+    distances : ndarray of shape (n_samples, n_neighbors)
+        kNN distances, ``distances[i, m] = d(i, indices[i, m])``.
+    indices : ndarray of int, shape (n_samples, n_neighbors)
+        Neighbour indices.
+    local_scale : ndarray of shape (n_samples,) or None
+        ``σ``; None = :func:`resolve_local_scale` of ``distances``.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples, n_neighbors)
+    """
+    d = np.asarray(distances, dtype=np.float64)
+    sigma = resolve_local_scale(d) if local_scale is None else np.asarray(local_scale, np.float64)
+    return np.exp(-(d * d) / (sigma[:, None] * sigma[np.asarray(indices)]))
+
+
+#: Weight functions by name: ``f(distances, bandwidth) -> weights`` for ``"heat"`` and
+#: ``"binary"``; ``"self-tuning"`` is :func:`self_tuning_weights` ``(distances, indices)``.
+WEIGHTS = {"heat": heat_weights, "binary": binary_weights, "self-tuning": self_tuning_weights}
 
 
 def _union(W: sp.csr_matrix) -> sp.csr_matrix:
