@@ -227,3 +227,13 @@ def test_nystrom_budget_refusal_names_the_given_budget():
     model = NystromLapRLSRegressor(n_centers=2000, memory_budget="80MB", random_state=0)
     with pytest.raises(MemoryBudgetError, match=r"memory_budget=80\.0 MiB .*fixed buffers"):
         model.fit(X, y)
+
+
+def test_estimators_refuse_a_list_mixing_numbers_and_strings():
+    # np.asarray turned [0, 'a', -1, 1] into strings before the mixed-label check saw it
+    from semiscale.models import LapRLSClassifier, PoissonClassifier
+
+    X = np.random.default_rng(0).random((20, 2))
+    for model in (LapRLSClassifier(intrinsic_reg=0), PoissonClassifier()):
+        with pytest.raises(ValueError, match="mixes numbers and strings"):
+            model.fit(X, [0, "a", -1, 1] * 5)

@@ -58,14 +58,18 @@ def _ssl_moons(n, seed=0):
 
 def _estimators():
     from semiscale.models import (
+        HarmonicClassifier,
         LapRLSClassifier,
         LapRLSRegressor,
         NystromLapRLSClassifier,
         NystromLapRLSRegressor,
+        PoissonClassifier,
     )
 
     graph = KNNGraph(n_neighbors=6)
     return [
+        HarmonicClassifier(graph=graph),
+        PoissonClassifier(graph=graph),
         # intrinsic_reg=0 keeps the exact fits small (RLS on the labeled points) while the kernel
         # still resolves gamma="median" on a random sample of the 1,100 points
         LapRLSClassifier(graph=graph, intrinsic_reg=0.0),

@@ -24,6 +24,8 @@ _PUBLIC = {
     "Laplacian": "semiscale.kernels",
     "Linear": "semiscale.kernels",
     "Polynomial": "semiscale.kernels",
+    "HarmonicClassifier": "semiscale.models",
+    "PoissonClassifier": "semiscale.models",
     "LapRLSClassifier": "semiscale.models",
     "LapRLSRegressor": "semiscale.models",
     "NystromLapRLSClassifier": "semiscale.models",

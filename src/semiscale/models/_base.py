@@ -47,6 +47,7 @@ __all__ = [
     "DEFAULT_CLASSIFIER_KERNEL",
     "DEFAULT_GRAPH",
     "DEFAULT_KERNEL",
+    "GraphOwnerMixin",
     "ManifoldMixin",
     "ManifoldProblem",
     "SSLClassifierMixin",
@@ -116,21 +117,9 @@ def _check_fit_laplacian(laplacian, n_samples):
     return check_laplacian(laplacian, n_samples)
 
 
-class ManifoldMixin:
-    """The loss-agnostic fit path of every manifold-regularization estimator.
-
-    Subclasses define ``_solve(problem: ManifoldProblem) -> Solution`` and
-    ``_parameter_constraints`` (scikit-learn's declarative validation, which ``fit`` checks
-    first: :data:`MANIFOLD_PARAMETER_CONSTRAINTS` plus their own parameters), and may set the
-    class attributes ``_loss`` (a :mod:`semiscale.losses` name or object; default squared) and
-    read ``fit_intercept`` from their parameters.  ``fit`` records ``n_features_in_`` (and
-    ``feature_names_in_`` for a DataFrame) with scikit-learn's ``validate_data``; ``predict``,
-    ``decision_function`` and ``score`` check ``X`` against them.
-    """
-
-    _loss = "squared"
-    #: The kernel used when ``kernel=None`` (a copy of it).
-    _default_kernel = DEFAULT_KERNEL
+class GraphOwnerMixin:
+    """What every estimator that fits its own graph shares: protection of the shared default
+    objects in ``set_params``, and the copy of ``graph`` it fits (:meth:`_graph_to_fit`)."""
 
     def set_params(self, **params):
         # The defaults of `kernel` and `graph` are objects shared by every instance (so that
@@ -174,6 +163,23 @@ class ManifoldMixin:
             if name in own and own[name] is None and getattr(self, name, None) is not None
         }
         return graph.set_params(**inherited) if inherited else graph
+
+
+class ManifoldMixin(GraphOwnerMixin):
+    """The loss-agnostic fit path of every manifold-regularization estimator.
+
+    Subclasses define ``_solve(problem: ManifoldProblem) -> Solution`` and
+    ``_parameter_constraints`` (scikit-learn's declarative validation, which ``fit`` checks
+    first: :data:`MANIFOLD_PARAMETER_CONSTRAINTS` plus their own parameters), and may set the
+    class attributes ``_loss`` (a :mod:`semiscale.losses` name or object; default squared) and
+    read ``fit_intercept`` from their parameters.  ``fit`` records ``n_features_in_`` (and
+    ``feature_names_in_`` for a DataFrame) with scikit-learn's ``validate_data``; ``predict``,
+    ``decision_function`` and ``score`` check ``X`` against them.
+    """
+
+    _loss = "squared"
+    #: The kernel used when ``kernel=None`` (a copy of it).
+    _default_kernel = DEFAULT_KERNEL
 
     def _problem_loss(self):
         return self._loss
@@ -290,7 +296,15 @@ def _check_y_given(estimator, y):
 
 
 def _column_or_1d_labels(y):
-    """Labels as 1-D; a column vector is accepted with scikit-learn's DataConversionWarning."""
+    """Labels as 1-D; a column vector is accepted with scikit-learn's DataConversionWarning.
+
+    A list mixing numbers and strings stays an object array: ``np.asarray`` would turn every
+    label into a string before ``check_classification_targets`` could refuse the mix.
+    """
+    if not hasattr(y, "dtype"):
+        as_object = np.asarray(y, dtype=object)
+        if len({isinstance(v, str) for v in as_object.ravel().tolist()}) == 2:
+            y = as_object
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn(

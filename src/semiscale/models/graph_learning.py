@@ -38,7 +38,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -53,12 +53,11 @@ from ..solvers.cg import cg
 from ._base import (
     DEFAULT_GRAPH,
     UNLABELED_CONSTRAINT,
+    GraphOwnerMixin,
     SSLClassifierMixin,
     _check_fit_laplacian,
     _check_y_given,
     _column_or_1d_labels,
-    _is_shared_default,
-    default_graph,
 )
 
 __all__ = ["HarmonicClassifier", "PoissonClassifier"]
@@ -111,7 +110,7 @@ def _jacobi(A):
     return lambda V: V * inverse[:, None]
 
 
-class _GraphLearningClassifier(SSLClassifierMixin, BaseEstimator):
+class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimator):
     """Shared fit path: validate → graph → components → the subclass's solve → fallback → store.
 
     Subclasses implement ``_solve_scores(L, targets, components, reached, prior)`` returning the
@@ -123,39 +122,6 @@ class _GraphLearningClassifier(SSLClassifierMixin, BaseEstimator):
 
     #: Label of the solver in progress bars and messages.
     _method = ""
-
-    #: Parameters a graph leaves at None that it takes from the estimator which fits it.
-    _GRAPH_INHERITS = ("memory_budget", "n_jobs", "random_state")
-
-    def set_params(self, **params):
-        # ``graph`` defaults to an object shared by every instance (so that graph__n_neighbors
-        # works in any search): a nested update of it edits a private copy, as
-        # ManifoldMixin.set_params does for the manifold estimators.
-        nested = {key.partition("__")[0] for key in params if "__" in key}
-        if "graph" in nested:
-            params = dict(params)
-            target = params.get("graph", self.graph)
-            if target is None:
-                target = default_graph()
-            elif _is_shared_default(target):
-                target = clone(target)
-            if "graph" in params:
-                params["graph"] = target
-            else:
-                self.graph = target
-        return super().set_params(**params)
-
-    def _graph_to_fit(self):
-        """A fresh copy of ``graph`` that takes the estimator's budget, threads and seed where
-        it leaves them at None (the user's ``graph`` is not modified)."""
-        graph = clone(self.graph) if self.graph is not None else default_graph()
-        own = graph.get_params(deep=False)
-        inherited = {
-            name: getattr(self, name)
-            for name in self._GRAPH_INHERITS
-            if name in own and own[name] is None and getattr(self, name, None) is not None
-        }
-        return graph.set_params(**inherited) if inherited else graph
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
