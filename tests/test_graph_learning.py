@@ -441,3 +441,17 @@ def test_laplacian_helper_agrees_with_the_graph():
     X, _ = _blobs()
     graph = KNNGraph(n_neighbors=8).fit(X)
     np.testing.assert_allclose(laplacian(graph.adjacency_).toarray(), graph.laplacian_.toarray())
+
+
+def test_prediction_on_a_self_tuning_graph_uses_its_local_scales():
+    from semiscale.datasets import make_two_moons
+    from semiscale.graph import KNNGraph
+    from semiscale.models import PoissonClassifier
+
+    X, y = make_two_moons(600, noise=0.05, random_state=0)
+    y_ssl = np.where(np.arange(600) < 40, y, -1)
+    model = PoissonClassifier(graph=KNNGraph(weights="self-tuning")).fit(X, y_ssl)
+    assert model.extension_["weights"] == "self-tuning"
+    assert np.mean(model.predict(X) == model.transduction_) > 0.97
+    X_new, y_new = make_two_moons(300, noise=0.05, random_state=1)
+    assert np.mean(model.predict(X_new) == y_new) > 0.95

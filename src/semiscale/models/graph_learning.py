@@ -251,6 +251,9 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         k = int(min(k, self.X_fit_.shape[0]))
         if self.graph_ is not None and params.get("weights") == "binary":
             return {"n_neighbors": k, "weights": "binary", "bandwidth": None}
+        if self.graph_ is not None and params.get("weights") == "self-tuning":
+            # the graph's own rule: exp(−d²/(σ_x σ_j)), σ_x the new point's k-th distance
+            return {"n_neighbors": k, "weights": "self-tuning", "bandwidth": None}
         # a fitted KNNGraph's σ; None (a PrecomputedGraph, a Laplacian passed to fit): each
         # new point's mean distance to its k nearest training points
         bandwidth = getattr(self.graph_, "bandwidth_", None)
@@ -275,6 +278,11 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
             distances, neighbors = index.kneighbors(X[rows])
             if rule["weights"] == "binary":
                 weights = np.ones_like(distances)
+            elif rule["weights"] == "self-tuning":
+                own = distances[:, -1:]
+                scales = self.graph_.local_scale_[neighbors] * np.where(own > 0, own, 1.0)
+                exponent = distances**2 / scales
+                weights = np.exp(-(exponent - exponent.min(axis=1, keepdims=True)))
             else:
                 sigma = rule["bandwidth"]
                 if sigma is None:  # each new point's own scale: its mean neighbour distance
@@ -293,7 +301,8 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
 
         A new point's scores are the weighted mean of the scores (``scores_``) of its ``k``
         nearest training points, with heat weights ``exp(−d²/(2σ²))`` of the fitted graph's
-        bandwidth (``extension_``).  On a training point this averages its own score with its
+        bandwidth, or a self-tuning graph's ``exp(−d²/(σ_x σ_j))`` with its local scales
+        (``extension_``).  On a training point this averages its own score with its
         neighbours'; ``transduction_`` holds the fitted labels of the training points.
 
         Parameters
