@@ -30,14 +30,12 @@ Run (writes ``results.json`` and ``README.md`` to ``--out``)::
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
-import platform
 import time
-from pathlib import Path
 
 import numpy as np
+
+from ._resumable import run_study
 
 MOONS_SEEDS = 20
 MOONS_N = 2000
@@ -319,40 +317,13 @@ def write_report(results, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, required=True, help="results folder")
-    parser.add_argument("--force", action="store_true", help="redo the recorded fits")
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "results.json"
-    records = [] if args.force or not path.exists() else json.loads(path.read_text())["records"]
-    results = {
-        "machine": {"platform": platform.platform(), "python": platform.python_version()},
-        "commit": _commit(),
-        "records": records,
-    }
-
-    def save():
-        path.write_text(json.dumps(results, indent=1))
-
-    run_moons(records, save)
-    run_real(records, save)
-    run_regression(records, save)
-    results["summary"] = summarize(records)
-    save()
-    write_report(results, args.out)
-
-
-def _commit():
-    import subprocess
-
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
-        )
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+    run_study(
+        argv,
+        __doc__.split("\n")[0],
+        (run_moons, run_real, run_regression),
+        summarize,
+        write_report,
+    )
 
 
 if __name__ == "__main__":

@@ -24,17 +24,14 @@ Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are k
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
-import platform
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-from .defaults import UNLABELED, _accuracy, _commit, _labels
+from ._resumable import run_study
+from .defaults import UNLABELED, _accuracy, _labels
 
 REAL_DATASETS = ("usps", "letter")
 REAL_N = 2000
@@ -199,26 +196,7 @@ def write_report(results, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, required=True, help="results folder")
-    parser.add_argument("--force", action="store_true", help="redo the recorded fits")
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "results.json"
-    records = [] if args.force or not path.exists() else json.loads(path.read_text())["records"]
-    results = {
-        "machine": {"platform": platform.platform(), "python": platform.python_version()},
-        "commit": _commit(),
-        "records": records,
-    }
-
-    def save():
-        path.write_text(json.dumps(results, indent=1))
-
-    run(records, save)
-    results["summary"] = summarize(records)
-    save()
-    write_report(results, args.out)
+    run_study(argv, __doc__.split("\n")[0], (run,), summarize, write_report)
 
 
 if __name__ == "__main__":
