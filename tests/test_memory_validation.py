@@ -112,3 +112,19 @@ def test_top_level_lazy_exports():
         assert getattr(semiscale, name) is not None
     with pytest.raises(AttributeError):
         semiscale.not_a_name  # noqa: B018
+
+
+def test_an_impossible_direct_fit_is_refused_before_its_graph_is_built(monkeypatch):
+    # At a million points the graph alone took 10 s before the solve refused the budget.
+    from semiscale._memory import MemoryBudgetError
+    from semiscale.graph import KNNGraph
+    from semiscale.models import LapRLSClassifier
+
+    def no_graph(self, X):
+        raise AssertionError("the graph was built before the budget check")
+
+    monkeypatch.setattr(KNNGraph, "fit", no_graph)
+    X = np.random.default_rng(0).random((400, 2))
+    y = np.where(np.arange(400) < 10, np.arange(400) % 2, -1)
+    with pytest.raises(MemoryBudgetError, match="solver='direct'"):
+        LapRLSClassifier(memory_budget="1MiB").fit(X, y)

@@ -181,6 +181,9 @@ class ManifoldMixin(GraphOwnerMixin):
     #: The kernel used when ``kernel=None`` (a copy of it).
     _default_kernel = DEFAULT_KERNEL
 
+    def _check_before_graph(self, n_samples: int, n_labeled: int) -> None:
+        """Refuse, before the graph is built, what the solve would refuse after it (a hook)."""
+
     def _problem_loss(self):
         return self._loss
 
@@ -196,6 +199,7 @@ class ManifoldMixin(GraphOwnerMixin):
         # One object for every consumer: a Generator becomes a RandomState on its bit generator.
         random_state = as_random_state(self.random_state)
 
+        self._check_before_graph(X.shape[0], n_labeled)
         L = None
         trace = 0.0
         tic = time.perf_counter()

@@ -22,7 +22,7 @@ from functools import partial
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import StrOptions
 
-from ..solvers.exact import EXACT_SOLVERS, solve_exact
+from ..solvers.exact import DIRECT_WHAT, EXACT_SOLVERS, check_dense_fits, solve_exact
 from ..solvers.manifold import solve_manifold
 from ._base import (
     DEFAULT_CLASSIFIER_KERNEL,
@@ -45,6 +45,11 @@ class _LapRLSBase(ManifoldMixin, BaseEstimator):
         **MANIFOLD_PARAMETER_CONSTRAINTS,
         "solver": [StrOptions(set(EXACT_SOLVERS))],
     }
+
+    def _check_before_graph(self, n_samples: int, n_labeled: int) -> None:
+        # the direct solve's two n×n arrays (K, then the system, and LAPACK's copy)
+        if self.solver == "direct" and self.intrinsic_reg > 0:
+            check_dense_fits(n_samples, self.memory_budget, 2, DIRECT_WHAT)
 
     def _solve(self, problem: ManifoldProblem) -> Solution:
         quadratic = partial(

@@ -31,9 +31,18 @@ from .problem import QuadraticProblem, Solution
 __all__ = ["EXACT_SOLVERS", "solve_exact"]
 
 
-def _check_dense_fits(n, qp: QuadraticProblem, n_arrays: int, what: str):
+#: What the dense direct LapRLS solve is called in its budget refusal.
+DIRECT_WHAT = "LapRLS with solver='direct'"
+
+
+def check_dense_fits(n: int, memory_budget, n_arrays: int, what: str) -> None:
+    """Refuse ``n_arrays`` dense ``n × n`` float64 arrays that exceed ``memory_budget``.
+
+    Estimators call it before building their graph too, so that an impossible exact fit is
+    refused before any work (at a million points the graph alone took 10 s).
+    """
     needed = n_arrays * n * n * 8
-    budget = parse_memory_budget(qp.memory_budget)
+    budget = parse_memory_budget(memory_budget)
     if needed > budget:
         raise MemoryBudgetError(
             f"{what} needs {format_bytes(needed)} for n={n} points but memory_budget is "
@@ -50,7 +59,7 @@ def _solve_rls(qp: QuadraticProblem) -> Solution:
     """No graph term: ``(J_a K_ll + λ_A I) α_l = rhs_l`` on the labeled rows (O(l³))."""
     idx = _support(qp)
     # K_ll and LAPACK's working copy of it
-    _check_dense_fits(idx.size, qp, 2, "kernel RLS on the labeled points")
+    check_dense_fits(idx.size, qp.memory_budget, 2, "kernel RLS on the labeled points")
     X_l = qp.X[idx]
     active_l = qp.active[idx]
     K_ll = kernel_matrix(qp.kernel, X_l, memory_budget=qp.memory_budget)
@@ -74,7 +83,7 @@ def _solve_direct(qp: QuadraticProblem, options) -> Solution:
         return _solve_rls(qp)
     X, L = qp.X, qp.laplacian
     n = X.shape[0]
-    _check_dense_fits(n, qp, 2, "LapRLS with solver='direct'")
+    check_dense_fits(n, qp.memory_budget, 2, DIRECT_WHAT)
     with stage(f"kernel matrix ({n}×{n})", qp.verbose):
         K = np.asarray(kernel_matrix(qp.kernel, X, memory_budget=qp.memory_budget), float)
     with stage(f"LapRLS direct solve ({n}×{n} LU)", qp.verbose):
