@@ -45,6 +45,10 @@ CATALOG = {
         "semiscale.bench.studies.fit_breakdown",
         "study: a Nyström-PCG fit's time phase by phase (paper 000's protocol, its run's CV)",
     ),
+    "few_labels": (
+        "semiscale.bench.few_labels",
+        "1-10 labels per class: semiscale's defaults vs LabelSpreading (usps, letter, moons)",
+    ),
 }
 
 #: Where a run writes when no folder is given: ``./semiscale-bench/<name>`` in the current
@@ -126,7 +130,8 @@ class RunContext:
 
 
 def load_benchmark(name: str) -> Benchmark:
-    """The benchmark called ``name`` (see :data:`CATALOG`)."""
+    """The benchmark called ``name`` (see :data:`CATALOG`; ``few-labels`` is ``few_labels``)."""
+    name = name if name in CATALOG else name.replace("-", "_")
     if name not in CATALOG:
         raise ValueError(f"unknown benchmark {name!r}; choose from {sorted(CATALOG)}")
     return import_module(CATALOG[name][0]).BENCHMARK

@@ -1,0 +1,56 @@
+"""The few-labels benchmark's methods: semiscale's classifiers at their defaults and the peer.
+
+Each factory gets the trial's seed as ``random_state`` (where the estimator takes one) and
+nothing else: every other parameter is the estimator's default.  semiscale's classifiers are
+given the shared default graph's Laplacian (``fit(X, y, laplacian=L)``), so their fit time
+excludes the graph; scikit-learn's LabelSpreading builds its kNN graph inside ``fit``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..harness import MethodRegistry
+
+METHODS = MethodRegistry()
+
+#: name -> (class name in semiscale.models, extra parameters, description)
+_OURS = {
+    "LapRLS (exact)": ("LapRLSClassifier", {}, "`LapRLSClassifier()`, exact (direct) solve"),
+    "Nyström LapRLS": ("NystromLapRLSClassifier", {}, "`NystromLapRLSClassifier()`"),
+    "Harmonic": ("HarmonicClassifier", {}, "`HarmonicClassifier()` (Laplace learning)"),
+    "Harmonic + CMN": (
+        "HarmonicClassifier",
+        {"class_mass_normalization": True},
+        "`HarmonicClassifier(class_mass_normalization=True)`",
+    ),
+    "Poisson": ("PoissonClassifier", {}, "`PoissonClassifier()` (Poisson learning)"),
+}
+
+
+def _ours(params, sizes, *, protocol, dataset, seed, cls, options):
+    from ... import models
+
+    return getattr(models, cls)(random_state=seed, **options)
+
+
+for _name, (_cls, _options, _description) in _OURS.items():
+    _factory = partial(_ours, cls=_cls, options=_options)
+    METHODS.register(_name, params="defaults", description=_description)(_factory)
+
+
+@METHODS.register(
+    "sklearn LabelSpreading",
+    params="defaults",
+    description='scikit-learn `LabelSpreading(kernel="knn", n_neighbors=10, alpha=0.99)`; its '
+    "time includes its own kNN graph",
+)
+def _label_spreading(params, sizes, *, protocol, dataset, seed):
+    from sklearn.semi_supervised import LabelSpreading
+
+    return LabelSpreading(kernel="knn", n_neighbors=10, alpha=0.99)
+
+
+def takes_laplacian(estimator) -> bool:
+    """Whether ``estimator`` is one of ours (accepts ``fit(X, y, laplacian=L)``)."""
+    return type(estimator).__module__.startswith("semiscale.")
