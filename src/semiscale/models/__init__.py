@@ -1,8 +1,9 @@
 """Estimators (scikit-learn API)."""
 
-from .graph_learning import HarmonicClassifier, PoissonClassifier
+from .harmonic import HarmonicClassifier
 from .laprls import LapRLSClassifier, LapRLSRegressor
 from .nystrom_laprls import NystromLapRLSClassifier, NystromLapRLSRegressor
+from .poisson import PoissonClassifier
 
 __all__ = [
     "HarmonicClassifier",

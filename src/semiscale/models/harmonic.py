@@ -1,0 +1,186 @@
+"""Laplace learning (Zhu, Ghahramani & Lafferty 2003), with class mass normalization.
+
+The shared fit path, unreached components and the extension to new points are in
+:mod:`semiscale.models.graph_learning`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..linalg.ops import get_ops
+from ._base import (
+    DEFAULT_GRAPH,
+)
+from .graph_learning import GRAPH_LEARNING_PARAMETER_CONSTRAINTS, _GraphLearningClassifier, _one_hot
+
+__all__ = ["HarmonicClassifier"]
+
+
+class HarmonicClassifier(_GraphLearningClassifier):
+    r"""Laplace learning: the harmonic function of the graph that equals the labels (GFHF).
+
+    Zhu, Ghahramani & Lafferty (ICML 2003).  With ``Y_l`` the one-hot labels and ``L`` the
+    graph Laplacian of all training points, the class indicators ``F`` solve
+
+    .. math::  L_{uu} F_u = -L_{ul} Y_l, \qquad F_l = Y_l,
+
+    so that every unlabeled point's row is the weighted mean of its neighbours' rows (for
+    ``L = D − W``: a probability vector).  All classes are solved at once by
+    Jacobi-preconditioned conjugate gradient; ``L_uu`` is positive definite when every connected
+    component of unlabeled points touches a label.  With ``class_mass_normalization=True``
+    (CMN), class ``c`` is rescaled by ``q_c / Σ_u F_{uc}``, its prior over its mass on the
+    unlabeled points, before the arg max.
+
+    Laplace learning degenerates when labels are very few: its solution flattens to a constant
+    away from the labels (one label per class on usps's 7,291 training images, 10-NN graph:
+    35 % right on average over three draws, 84 % with CMN; ``docs/graph_learning.md``).
+    :class:`PoissonClassifier` is built for that regime.
+
+    Parameters
+    ----------
+    graph : KNNGraph, PrecomputedGraph or None, default=KNNGraph()
+        Graph builder whose ``laplacian_`` is used (None also means ``KNNGraph()``).  Any
+        Laplacian works (normalized, powers, a ridge).  Ignored when ``fit`` receives
+        ``laplacian=``.  A copy is fitted (``graph_``); it takes the estimator's
+        ``memory_budget``, ``n_jobs`` and ``random_state`` where its own are None.
+    class_mass_normalization : bool, default=False
+        Rescale each class by its prior over its mass before the arg max (CMN).
+    class_prior : {"uniform"}, array-like of shape (n_classes,) or None, default=None
+        The class proportions ``q`` of CMN (in the order of ``classes_``, normalized to sum to
+        1); None estimates them from the labeled points.  Also the scores of points that no
+        label reaches.
+    tol : float, default=1e-6
+        Relative residual ``‖b − A x‖ / ‖b‖`` at which CG stops, per class; ``> 0``.
+    max_iter : int or None, default=None
+        CG iteration cap (None: 10 times the number of unlabeled points).
+    memory_budget : int, str or None, default=None
+        Largest working memory (bytes, or a string such as "512MiB"); None = a quarter of the
+        available memory.  Bounds the graph search when ``graph`` has no budget of its own, and
+        the blocks of ``predict``.
+    random_state : int, RandomState, Generator or None, default=None
+        Passed to a graph that leaves its own at None (it seeds an approximate kNN search);
+        the solve itself is deterministic.
+    n_jobs : int or None, default=None
+        Threads of the graph search (when ``graph`` leaves its own at None) and of the
+        neighbour search of ``predict``; -1 means all cores.
+    verbose : int, default=0
+        1: a CG progress counter and a summary line on stderr; 2: a line per iteration.
+    unlabeled : int, float, str or None, default=-1
+        Marker of unlabeled points in ``y`` (None: every point is labeled).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The classes seen among the labeled points.
+    graph_ : KNNGraph, PrecomputedGraph or None
+        The fitted copy of ``graph`` (None when a Laplacian was passed to ``fit``).
+    label_distributions_ : ndarray of shape (n_samples, n_classes)
+        The harmonic solution ``F`` on the training points (one-hot on the labeled ones).
+    scores_ : ndarray of shape (n_samples, n_classes)
+        ``F`` times ``class_scale_``; ``transduction_`` is its arg max.
+    class_scale_ : ndarray of shape (n_classes,)
+        CMN's factors ``q_c / Σ_u F_{uc}`` (ones without CMN).
+    class_prior_ : ndarray of shape (n_classes,)
+        The class proportions used (sum 1).
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training points (labeled points keep their label).
+    n_iter_ : int
+        CG iterations (0 when no point is unlabeled).
+    residuals_ : ndarray of shape (n_iter_ + 1, n_classes) or None
+        Relative residual history of CG (None when nothing was solved).
+    n_labeled_ : int
+        Number of labeled training points.
+    n_unreached_ : int
+        Training points in connected components without a labeled point; their scores are
+        ``class_prior_``, so they get the most probable class (the most frequent labeled class
+        by default, the first of ``classes_`` on a tie), with a ``DisconnectedGraphWarning``.
+    X_fit_ : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        The training points, searched by ``predict``.
+    extension_ : dict
+        How ``predict`` extends the graph: ``"n_neighbors"`` (the graph's ``k``, or 8 with a
+        Laplacian passed to ``fit``), ``"weights"`` (``"heat"`` or ``"binary"``) and
+        ``"bandwidth"`` (the graph's σ; None: each new point's mean distance to its ``k``
+        nearest training points).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+        Column names of ``X`` seen during ``fit``, when ``X`` is a pandas DataFrame with string
+        column names.
+    timings_ : dict
+        Seconds spent building the graph (``"graph"``), solving (``"solve"``) and in total.
+
+    See Also
+    --------
+    PoissonClassifier : Poisson learning, for very few labels.
+    LapRLSClassifier : Manifold-regularized least squares (a kernel function of the inputs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import make_two_moons
+    >>> from semiscale.graph import KNNGraph
+    >>> from semiscale.models import HarmonicClassifier
+    >>> X, y = make_two_moons(200, noise=0.05, random_state=0)
+    >>> y_ssl = np.full_like(y, -1)  # -1 marks unlabeled points
+    >>> for c in (0, 1):             # three labeled points per moon
+    ...     y_ssl[np.flatnonzero(y == c)[:3]] = c
+    >>> model = HarmonicClassifier(graph=KNNGraph(n_neighbors=10)).fit(X, y_ssl)
+    >>> float((model.transduction_ == y).mean())
+    1.0
+    >>> model.predict([[0.0, 1.0], [1.0, -0.5]])  # new points on each moon
+    array([0, 1])
+    """
+
+    _parameter_constraints: dict = {
+        **GRAPH_LEARNING_PARAMETER_CONSTRAINTS,
+        "class_mass_normalization": ["boolean"],
+    }
+    _method = "harmonic"
+
+    def __init__(
+        self,
+        graph=DEFAULT_GRAPH,
+        class_mass_normalization=False,
+        class_prior=None,
+        tol=1e-6,
+        max_iter=None,
+        memory_budget=None,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+        unlabeled=-1,
+    ):
+        self.graph = graph
+        self.class_mass_normalization = class_mass_normalization
+        self.class_prior = class_prior
+        self.tol = tol
+        self.max_iter = max_iter
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.unlabeled = unlabeled
+
+    def _solve_scores(self, L, targets, components, reached, prior):
+        n_classes = targets.classes.shape[0]
+        labeled = np.flatnonzero(targets.labeled)
+        free = np.flatnonzero(reached & ~targets.labeled)
+        F = np.zeros((L.shape[0], n_classes))
+        F[labeled] = _one_hot(targets.codes[labeled], n_classes)
+        result = None
+        if free.size:
+            rows = L[free]
+            rhs = -get_ops().sparse_matmul(rows[:, labeled], F[labeled])
+            result = self._cg(rows[:, free].tocsr(), rhs)
+            F[free] = result.x
+        self.label_distributions_ = F
+        scale = np.ones(n_classes)
+        if self.class_mass_normalization and free.size:
+            mass = F[free].sum(axis=0)
+            scale = np.where(mass > 0, prior / np.where(mass > 0, mass, 1.0), 1.0)
+        self.class_scale_ = scale
+        scores = F * scale
+        # unreached rows get the prior (by fit); label_distributions_ too
+        F[~reached] = prior
+        return scores, result

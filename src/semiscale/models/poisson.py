@@ -1,0 +1,222 @@
+"""Poisson learning (Calder, Cook, Thorpe & Slepčev, ICML 2020), with mass balancing.
+
+The shared fit path, unreached components and the extension to new points are in
+:mod:`semiscale.models.graph_learning`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import (
+    DEFAULT_GRAPH,
+)
+from .graph_learning import (
+    GRAPH_LEARNING_PARAMETER_CONSTRAINTS,
+    ROW_SUM_RTOL,
+    _GraphLearningClassifier,
+    _one_hot,
+)
+
+__all__ = ["PoissonClassifier"]
+
+
+class PoissonClassifier(_GraphLearningClassifier):
+    r"""Poisson learning: labels as sources and sinks of a Poisson equation on the graph.
+
+    Calder, Cook, Thorpe & Slepčev (ICML 2020).  With ``y_j`` the one-hot label of labeled
+    point ``x_j`` and ``ȳ`` their mean, the scores ``U`` solve
+
+    .. math::  L U = \sum_j (y_j - \bar y)\, \delta_{x_j}^\top,
+               \qquad \sum_i d_i U_{ic} = 0 \ \text{for every class } c,
+
+    with ``d`` the diagonal of ``L`` (the degrees when ``L = D − W``).  The sources sum to
+    zero, so the singular system is consistent; it is solved for all classes at once by
+    Jacobi-preconditioned conjugate gradient, whose iterates keep ``Σ_i d_i U_ic = 0`` (the
+    normalization is also imposed at the end).  *Mass balancing* then multiplies class ``c``
+    by ``b_c / ȳ_c`` (its prior over its share of the labels; 1 with the default prior) and a
+    point's class is the arg max.  Unlike Laplace learning (:class:`HarmonicClassifier`), the
+    solution does not flatten to a constant when labels are very few: with one label per class
+    on usps's 7,291 training images (10-NN graph) it labels 84 % of the others right on average
+    over three draws, against 35 % for Laplace learning (``docs/graph_learning.md``).
+
+    Several connected components: each component with labeled points of two or more classes is
+    its own Poisson problem (its sources centred by its own mean label); every point of a
+    component whose labeled points are all of one class gets that class (scores 1 for it, 0
+    for the others).
+
+    Parameters
+    ----------
+    graph : KNNGraph, PrecomputedGraph or None, default=KNNGraph()
+        Graph builder whose ``laplacian_`` is used (None also means ``KNNGraph()``).  Ignored
+        when ``fit`` receives ``laplacian=``.  The Laplacian must have rows summing to zero
+        (``L = D − W`` or a power of it) or all to the same positive number (a ridge: the
+        system is then non-singular and solved as it is); a normalized Laplacian is refused.
+        A copy is fitted (``graph_``); it takes the estimator's ``memory_budget``, ``n_jobs``
+        and ``random_state`` where its own are None.
+    class_prior : {"uniform"}, array-like of shape (n_classes,) or None, default=None
+        The class proportions ``b`` of mass balancing (in the order of ``classes_``,
+        normalized to sum to 1); None takes the labeled points' proportions ``ȳ``, so the
+        scores are not rescaled.  Also the scores of points that no label reaches.
+    tol : float, default=1e-6
+        Relative residual ``‖b − A x‖ / ‖b‖`` at which CG stops, per class; ``> 0``.
+    max_iter : int or None, default=None
+        CG iteration cap (None: 10 times the number of points solved for).
+    memory_budget : int, str or None, default=None
+        Largest working memory (bytes, or a string such as "512MiB"); None = a quarter of the
+        available memory.  Bounds the graph search when ``graph`` has no budget of its own, and
+        the blocks of ``predict``.
+    random_state : int, RandomState, Generator or None, default=None
+        Passed to a graph that leaves its own at None (it seeds an approximate kNN search);
+        the solve itself is deterministic.
+    n_jobs : int or None, default=None
+        Threads of the graph search (when ``graph`` leaves its own at None) and of the
+        neighbour search of ``predict``; -1 means all cores.
+    verbose : int, default=0
+        1: a CG progress counter and a summary line on stderr; 2: a line per iteration.
+    unlabeled : int, float, str or None, default=-1
+        Marker of unlabeled points in ``y`` (None: every point is labeled).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The classes seen among the labeled points.
+    graph_ : KNNGraph, PrecomputedGraph or None
+        The fitted copy of ``graph`` (None when a Laplacian was passed to ``fit``).
+    scores_ : ndarray of shape (n_samples, n_classes)
+        ``U`` times ``class_scale_`` on the training points; ``transduction_`` is its arg max
+        on the unlabeled points.
+    class_scale_ : ndarray of shape (n_classes,)
+        Mass balancing's factors ``b_c / ȳ_c``.
+    class_prior_ : ndarray of shape (n_classes,)
+        The class proportions used (sum 1).
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training points (labeled points keep their label).
+    n_iter_ : int
+        CG iterations.
+    residuals_ : ndarray of shape (n_iter_ + 1, n_classes) or None
+        Relative residual history of CG (None when nothing was solved).
+    n_labeled_ : int
+        Number of labeled training points.
+    n_unreached_ : int
+        Training points in connected components without a labeled point; their scores are
+        ``class_prior_``, so they get the most probable class (the most frequent labeled class
+        by default, the first of ``classes_`` on a tie), with a ``DisconnectedGraphWarning``.
+    X_fit_ : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        The training points, searched by ``predict``.
+    extension_ : dict
+        How ``predict`` extends the graph: ``"n_neighbors"`` (the graph's ``k``, or 8 with a
+        Laplacian passed to ``fit``), ``"weights"`` (``"heat"`` or ``"binary"``) and
+        ``"bandwidth"`` (the graph's σ; None: each new point's mean distance to its ``k``
+        nearest training points).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+        Column names of ``X`` seen during ``fit``, when ``X`` is a pandas DataFrame with string
+        column names.
+    timings_ : dict
+        Seconds spent building the graph (``"graph"``), solving (``"solve"``) and in total.
+
+    See Also
+    --------
+    HarmonicClassifier : Laplace learning (harmonic functions), with class mass normalization.
+    LapRLSClassifier : Manifold-regularized least squares (a kernel function of the inputs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import make_two_moons
+    >>> from semiscale.graph import KNNGraph
+    >>> from semiscale.models import PoissonClassifier
+    >>> X, y = make_two_moons(200, noise=0.05, random_state=0)
+    >>> first = [np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]]  # a point of each moon
+    >>> y_ssl = np.full_like(y, -1)  # -1 marks unlabeled points
+    >>> y_ssl[first] = [0, 1]        # two labeled points, one per moon
+    >>> model = PoissonClassifier(graph=KNNGraph(n_neighbors=10)).fit(X, y_ssl)
+    >>> float((model.transduction_ == y).mean())
+    1.0
+    >>> model.predict([[0.0, 1.0], [1.0, -0.5]])  # new points on each moon
+    array([0, 1])
+    """
+
+    _parameter_constraints: dict = dict(GRAPH_LEARNING_PARAMETER_CONSTRAINTS)
+    _method = "Poisson"
+
+    def __init__(
+        self,
+        graph=DEFAULT_GRAPH,
+        class_prior=None,
+        tol=1e-6,
+        max_iter=None,
+        memory_budget=None,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+        unlabeled=-1,
+    ):
+        self.graph = graph
+        self.class_prior = class_prior
+        self.tol = tol
+        self.max_iter = max_iter
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.unlabeled = unlabeled
+
+    @staticmethod
+    def _is_singular(L):
+        """True for rows summing to 0 (``D − W``, powers), False for one positive sum (ridge)."""
+        sums = np.asarray(L.sum(axis=1)).ravel()
+        scale = float(np.abs(L.diagonal()).max(initial=0.0)) or 1.0
+        tol = ROW_SUM_RTOL * scale
+        if np.all(np.abs(sums) <= tol):
+            return True
+        if sums.min() > tol and sums.max() - sums.min() <= tol:
+            return False
+        raise ValueError(
+            "PoissonClassifier needs a Laplacian whose rows sum to zero (L = D - W, or a power "
+            "of it), or all to one positive number (L + ridge*I); this one's row sums range "
+            f"from {sums.min():.3g} to {sums.max():.3g}. A normalized Laplacian "
+            "(KNNGraph(normalized=True)) has another null space, in which the zero-sum sources "
+            "of Poisson learning are not consistent: use normalized=False"
+        )
+
+    def _solve_scores(self, L, targets, components, reached, prior):
+        singular = self._is_singular(L)
+        n, n_classes = L.shape[0], targets.classes.shape[0]
+        labeled = np.flatnonzero(targets.labeled)
+        codes = targets.codes[labeled]
+        # labels per class in each component: a component with two or more classes is solved,
+        # one with a single class takes it
+        counts = np.zeros((components.max() + 1, n_classes))
+        np.add.at(counts, (components[labeled], codes), 1.0)
+        n_present = np.count_nonzero(counts, axis=1)
+        share = counts.sum(axis=0) / labeled.size  # ȳ over all labels
+        self.class_scale_ = prior / share
+        scores = np.zeros((n, n_classes))
+        result = None
+        solve = np.flatnonzero(n_present[components] >= 2)
+        if solve.size:
+            index = np.full(n, -1)
+            index[solve] = np.arange(solve.size)
+            inside = index[labeled] >= 0
+            comp = components[labeled[inside]]
+            mean_label = counts[comp] / counts[comp].sum(axis=1, keepdims=True)
+            sources = np.zeros((solve.size, n_classes))
+            sources[index[labeled[inside]]] = _one_hot(codes[inside], n_classes) - mean_label
+            A = L[solve][:, solve].tocsr()
+            result = self._cg(A, sources)
+            U = result.x
+            if singular:  # Σ_i d_i U_ic = 0 in each component (CG's iterates already are)
+                degree = A.diagonal()
+                _, group = np.unique(components[solve], return_inverse=True)
+                total = np.bincount(group, weights=degree)
+                for c in range(n_classes):
+                    mean = np.bincount(group, weights=degree * U[:, c]) / total
+                    U[:, c] -= mean[group]
+            scores[solve] = U * self.class_scale_
+        single = n_present[components] == 1
+        if single.any():
+            scores[single] = (counts[components[single]] > 0).astype(np.float64)
+        return scores, result
