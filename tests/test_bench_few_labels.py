@@ -1,18 +1,33 @@
-"""``semiscale bench few-labels --quick``: records, a table per dataset, every method present."""
+"""``semiscale bench few-labels --quick``: records, tables, targets; protocol, splits, targets."""
 
+import dataclasses
 import json
 
 import numpy as np
+import pytest
 
-from semiscale.bench.few_labels import BENCHMARK, draw_labels
+from semiscale.bench.few_labels import BENCHMARK, PROTOCOL, draw_labels, load
+from semiscale.bench.few_labels.inductive import pool_split
+from semiscale.bench.few_labels.protocol import TARGET_MOONS
+from semiscale.bench.few_labels.scaling import current, scaling_spec
+from semiscale.bench.few_labels.targets import target_a, target_b, target_c
+from semiscale.bench.harness import RecordStore
 from semiscale.cli import main
 
 
-def test_quick_run_writes_records_tables_and_every_method(tmp_path):
-    assert main(["bench", "few-labels", "--quick", "--out", str(tmp_path), "-q"]) == 0
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """One ``--quick`` run's folder, shared by the tests of its outputs."""
+    out = tmp_path_factory.mktemp("few_labels_quick")
+    assert main(["bench", "few-labels", "--quick", "--out", str(out), "-q"]) == 0
+    return out
+
+
+def test_quick_run_writes_records_tables_and_every_method(quick_run):
+    tmp_path = quick_run
     protocol = BENCHMARK.quick_protocol
     records = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
-    fits = [r for r in records if r["method"] in protocol.methods]
+    fits = [r for r in records if r["experiment"] == "fits" and r["method"] in protocol.methods]
     assert {r["method"] for r in fits} == set(protocol.methods)
     assert len(fits) == len(protocol.methods) * len(protocol.per_class) * protocol.repeats
     for r in fits:
@@ -30,6 +45,37 @@ def test_quick_run_writes_records_tables_and_every_method(tmp_path):
     assert len(again) == len(records)
 
 
+def test_quick_run_has_inductive_scaling_and_targets(quick_run):
+    tmp_path = quick_run
+    protocol = BENCHMARK.quick_protocol
+    records = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    inductive = [r for r in records if r["experiment"] == "inductive" and r["method"] != "sizes"]
+    n_trials = len(protocol.per_class) * protocol.repeats
+    assert len(inductive) == len(protocol.inductive_methods) * n_trials
+    for r in inductive:
+        assert "error" not in r, r
+        assert 0.0 <= r["accuracy"] <= 1.0 and r["predict_seconds"] >= 0
+        ours = r["method"] != "sklearn LabelSpreading"
+        assert (r["graph_seconds"] is not None) == ours
+        if ours:
+            assert 0 < r["graph_seconds"] <= r["fit_seconds"]
+    scaling = [r for r in records if r["experiment"] == "scaling"]
+    assert {(r["method"], r["setting"]) for r in scaling} == {
+        (m, f"n={n}") for m in protocol.scaling_methods for n in protocol.scaling_n
+    }
+    for r in scaling:
+        assert "error" not in r, r
+        assert r["accuracy"] > 0.9 and r["iterations"] > 0 and r["params"] == {}
+        assert r["max_rss_bytes"] >= r["max_rss_before_fit_bytes"] > 0
+        assert 0 < r["graph_seconds"] <= r["fit_seconds"]
+    summary = (tmp_path / "summary.md").read_text()
+    assert "## Targets" in summary and "## inductive: two moons" in summary
+    assert "| Poisson |" in (tmp_path / "inductive.md").read_text()
+    assert "peak RSS" in (tmp_path / "scaling.md").read_text()
+    for line in ("**NOT RUN** (a)", "(b) `NystromLapRLSClassifier()`", "**NOT RUN** (c)"):
+        assert line in summary
+
+
 def test_label_draws_are_seeded_per_trial_and_count_and_shared():
     y = np.repeat(np.arange(3), 20)
     a, b = draw_labels(y, 3, trial=1), draw_labels(y, 3, trial=1)
@@ -38,3 +84,65 @@ def test_label_draws_are_seeded_per_trial_and_count_and_shared():
     for c in range(3):
         assert np.count_nonzero(a == c) == 3
     assert np.count_nonzero(a == -1) == y.size - 9
+
+
+def test_pool_split_is_seeded_disjoint_and_complete():
+    pool, test = pool_split(100, 0.8, seed=0)
+    assert pool.size == 80 and test.size == 20
+    np.testing.assert_array_equal(np.sort(np.concatenate([pool, test])), np.arange(100))
+    np.testing.assert_array_equal(pool, pool_split(100, 0.8, seed=0)[0])
+    assert not np.array_equal(pool, pool_split(100, 0.8, seed=1)[0])
+
+
+def test_mnist_is_the_test_split():
+    assert PROTOCOL.split_of("mnist") == "test" and PROTOCOL.split_of("usps") == "train"
+    try:
+        X, y = load(PROTOCOL, "mnist")
+    except FileNotFoundError:
+        pytest.skip("the MNIST test files are not in the data directory")
+    assert X.shape == (10000, 784) and X.min() >= 0.0 and X.max() <= 1.0
+    assert set(np.unique(y)) == set(range(10))
+
+
+def test_scaling_knobs_are_out_of_the_digest_and_in_the_records(tmp_path):
+    changed = dataclasses.replace(PROTOCOL, scaling_n=(5,), scaling_params={"Poisson": {"tol": 1}})
+    assert changed.digest() == PROTOCOL.digest()
+    assert dataclasses.replace(PROTOCOL, per_class=(2,)).digest() != PROTOCOL.digest()
+    store = RecordStore(tmp_path, PROTOCOL.paper, PROTOCOL.digest())
+    spec = scaling_spec(PROTOCOL, "Poisson")
+    store.put("scaling", "two moons", "Poisson", 0, "n=10", n=10, **spec, accuracy=1.0)
+    assert current(store, PROTOCOL, "two moons", "Poisson", 10) is not None
+    assert current(store, changed, "two moons", "Poisson", 10) is None  # refitted
+    with pytest.raises(ValueError, match="unknown methods"):
+        dataclasses.replace(PROTOCOL, scaling_methods=("nope",))
+
+
+def _put(store, experiment, dataset, method, k, accuracy, trials=2):
+    for t in range(trials):
+        store.put(experiment, dataset, method, t, f"{k}/class", accuracy=accuracy)
+
+
+def test_targets_are_computed_from_the_records(tmp_path):
+    protocol = dataclasses.replace(PROTOCOL, per_class=(1,), inductive_datasets=("usps",))
+    store = RecordStore(tmp_path, protocol.paper, protocol.digest())
+    assert target_a(protocol, store)[0] == "NOT RUN"
+    for name in ("usps", "mnist"):
+        _put(store, "fits", name, "Harmonic", 1, 0.8)
+        _put(store, "fits", name, "Poisson", 1, 0.9)
+        _put(store, "fits", name, "sklearn LabelSpreading", 1, 0.7)
+    verdict, rows = target_a(protocol, store)
+    assert verdict == "PASS" and rows[0][2] == "Poisson 90.0"
+    _put(store, "inductive", "usps", "Nyström LapRLS", 1, 0.6)
+    _put(store, "inductive", "usps", "sklearn LabelSpreading", 1, 0.7)
+    assert target_b(protocol, store)[0] == "FAIL"
+    _put(store, "inductive", "usps", "Nyström LapRLS", 1, 0.7)
+    assert target_b(protocol, store)[0] == "PASS"
+    assert target_c(protocol, store)[0] == "NOT RUN"
+    t = TARGET_MOONS
+    spec = scaling_spec(protocol, t["method"])
+    rec = {"accuracy": 0.999, "fit_seconds": 30.0, "max_rss_bytes": 2**30, "graph_seconds": 5.0}
+    store.put("scaling", "two moons", t["method"], 0, f"n={t['n']}", **spec, **rec)
+    assert target_c(protocol, store)[0] == "PASS"
+    rec["fit_seconds"] = 61.0
+    store.put("scaling", "two moons", t["method"], 0, f"n={t['n']}", **spec, **rec)
+    assert target_c(protocol, store)[0] == "FAIL"

@@ -1,12 +1,18 @@
 """Few labels per class: semiscale's classifiers at their defaults beside LabelSpreading.
 
-``semiscale bench few-labels`` (issue 12, part 5, first version) runs one experiment,
-``fits``, into ``./semiscale-bench/few_labels/`` (the committed run: ``--out
-benchmarks/results/few_labels``) and renders one Markdown table per dataset and a plot of the
-accuracy against the labels per class (:mod:`.report`).  Per dataset, the default
-``KNNGraph()`` is built once on all points (its seconds recorded as the ``graph`` record) and
-its Laplacian is given to every semiscale fit; per trial and label count one draw of labeled
-points serves every method (:mod:`.protocol`, :mod:`.methods`).
+``semiscale bench few-labels`` (issue 12, part 5) runs three experiments into
+``./semiscale-bench/few_labels/`` (the committed run: ``--out benchmarks/results/few_labels``):
+
+- ``fits`` (transductive): per dataset, the default ``KNNGraph()`` is built once on all points
+  (its seconds recorded as the ``graph`` record) and its Laplacian is given to every semiscale
+  fit; per trial and label count one draw of labeled points serves every method;
+- ``inductive`` (:mod:`.inductive`): fit on a training pool, ``predict`` held-out points;
+- ``scaling`` (:mod:`.scaling`): two moons from 10,000 to 1,000,000 points, end to end, each fit
+  in a subprocess for its peak memory.
+
+``--skip`` selects: ``--skip fits,inductive`` runs the scaling experiment alone.  The reports
+(:mod:`.report`): a Markdown table per dataset, ``inductive.md``, ``scaling.md``, the plot, and
+``summary.md`` with issue 12's targets as PASS/FAIL lines (:mod:`.targets`).
 """
 
 from __future__ import annotations
@@ -16,11 +22,13 @@ from functools import partial
 import numpy as np
 
 from ..._progress import silenced
-from ..harness import Benchmark, Sizes, load_dense, measured_fit
+from ..harness import Benchmark, Sizes, measured_fit
 from ..harness.runner import estimator_facts
+from .inductive import run_inductive
 from .methods import METHODS, takes_laplacian
 from .protocol import MOONS, PROTOCOL, QUICK
 from .report import render
+from .scaling import run_scaling
 
 __all__ = ["BENCHMARK", "PROTOCOL", "QUICK"]
 
@@ -33,8 +41,23 @@ def load(protocol, name, data_home=None):
     if source == MOONS:
         X, y = make_two_moons(protocol.moons_n, noise=protocol.moons_noise, random_state=0)
     else:
-        X, y = load_dense(source, protocol.max_samples, data_home)
+        X, y = load_split(source, protocol.split_of(name), protocol.max_samples, data_home)
     return np.asarray(X, dtype=np.float64), encode_labels(y)[0].astype(np.int64)
+
+
+def load_split(source, split, max_samples=None, data_home=None):
+    """Dense ``(X, y)`` of one split of a registered dataset; never downloads.
+
+    :func:`~semiscale.bench.harness.load_dense` for another split than ``"train"`` (the same
+    fixed subsample when ``max_samples`` is given: quick runs only).
+    """
+    from ...datasets import load_dataset
+
+    X, y = load_dataset(source, split, data_home=data_home, download=False, dense=True)
+    if max_samples and X.shape[0] > max_samples:
+        keep = np.sort(np.random.default_rng(12345).choice(X.shape[0], max_samples, replace=False))
+        X, y = X[keep], y[keep]
+    return X, y
 
 
 def draw_labels(y, per_class: int, trial: int) -> np.ndarray:
@@ -111,7 +134,7 @@ BENCHMARK = Benchmark(
     protocol=PROTOCOL,
     quick_protocol=QUICK,
     methods=METHODS,
-    experiments=(("fits", run_fits),),
+    experiments=(("fits", run_fits), ("inductive", run_inductive), ("scaling", run_scaling)),
     render=render,
     results="benchmarks/results/few_labels",
 )
