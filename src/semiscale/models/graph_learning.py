@@ -1,11 +1,13 @@
 r"""Label propagation on the graph: Laplace learning (harmonic functions) and Poisson learning.
 
-This module holds their shared fit path (validation, graph, unreached components, the Jacobi-CG
+This module holds their shared fit path (validation, graph, unreached components, the CG
 solve, the extension to new points); :mod:`semiscale.models.harmonic` and
-:mod:`semiscale.models.poisson` hold the two estimators.  Both solve one sparse linear system in the graph Laplacian ``L`` of all training
-points, labeled and unlabeled, with one column per class, by Jacobi-preconditioned conjugate
-gradient (:func:`semiscale.solvers.cg`, every product ``L·V`` by the array-operations layer):
-O(nnz(L)·C) per iteration, no kernel.
+:mod:`semiscale.models.poisson` hold the two estimators.  Both solve one sparse linear system in
+the graph Laplacian ``L`` of all training points, labeled and unlabeled, with one column per
+class (the last one inferred), by conjugate gradient (:func:`semiscale.solvers.cg`, every
+product ``L·V`` by the array-operations layer) preconditioned by one algebraic-multigrid
+V-cycle (:mod:`semiscale.solvers.amg`) or by the diagonal (``solver``): O(nnz(L)·C) per
+iteration, no kernel.
 
 - **Laplace learning** (Zhu, Ghahramani & Lafferty, ICML 2003, "Gaussian fields and harmonic
   functions"): the class indicators ``F`` are harmonic on the unlabeled points and equal the
@@ -51,6 +53,7 @@ from .._random import RANDOM_STATE_CONSTRAINT
 from .._validation import check_classification_targets, validate_X
 from ..graph import DisconnectedGraphWarning, connected_components
 from ..linalg.ops import get_ops
+from ..solvers.amg import AMGPreconditioner
 from ..solvers.cg import cg
 from ._base import (
     UNLABELED_CONSTRAINT,
@@ -74,6 +77,7 @@ ROW_SUM_RTOL = 1e-8
 GRAPH_LEARNING_PARAMETER_CONSTRAINTS = {
     "graph": [HasMethods(["fit"]), None],
     "class_prior": [StrOptions({"uniform"}), "array-like", None],
+    "solver": [StrOptions({"auto", "cg", "amg"})],
     "tol": [Interval(Real, 0, None, closed="neither")],
     "max_iter": [Interval(Integral, 0, None, closed="left"), None],
     "memory_budget": [Interval(Real, 0, None, closed="neither"), str, None],
@@ -102,6 +106,11 @@ def _component_labels(L, graph):
     off = (L - sp.diags(L.diagonal(), format="csr")).tocsr()
     off.eliminate_zeros()
     return connected_components(off)[1]
+
+
+#: ``solver="auto"`` uses AMG-preconditioned CG from this many unknowns on (smaller systems take
+#: milliseconds with Jacobi-preconditioned CG; see ``benchmarks/results/graph_solvers/``).
+AMG_MIN_SIZE = 5000
 
 
 def _jacobi(A):
@@ -187,6 +196,7 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         has_label = np.zeros(components.max() + 1, dtype=bool)
         has_label[components[targets.labeled]] = True
         reached = has_label[components]
+        self.solver_ = None
         scores, result = self._solve_scores(L, targets, components, reached, prior)
         n_unreached = int(np.count_nonzero(~reached))
         if n_unreached:
@@ -224,12 +234,23 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         )
         return self
 
+    def _resolve_solver(self, size):
+        if self.solver == "auto":
+            return "amg" if size >= AMG_MIN_SIZE else "cg"
+        return self.solver
+
     def _cg(self, A, B):
-        """Jacobi-preconditioned CG on ``A X = B`` (one recurrence per class column)."""
+        """Preconditioned CG on ``A X = B`` (one recurrence per class column).
+
+        The preconditioner is one classical-AMG V-cycle (:class:`~semiscale.solvers.amg.
+        AMGPreconditioner`) or ``diag(A)⁻¹`` (Jacobi), by ``solver``; ``solver_`` records it.
+        """
+        self.solver_ = self._resolve_solver(A.shape[0])
+        preconditioner = AMGPreconditioner(A) if self.solver_ == "amg" else _jacobi(A)
         result = cg(
             A,
             B,
-            preconditioner=_jacobi(A),
+            preconditioner=preconditioner,
             tol=self.tol,
             max_iter=self.max_iter,
             verbose=self.verbose,

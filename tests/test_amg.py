@@ -1,0 +1,124 @@
+"""The AMG preconditioner of graph-Laplacian solves and the graph-learning ``solver`` option.
+
+Dense references: ``M⁻¹`` formed column by column must be symmetric positive definite (the
+condition for preconditioned CG); Laplace and Poisson learning with ``solver="amg"`` must equal
+the dense solves of ``tests/test_graph_learning.py``.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from semiscale.datasets import make_two_moons
+from semiscale.graph import KNNGraph
+from semiscale.models import HarmonicClassifier, PoissonClassifier
+from semiscale.models.graph_learning import AMG_MIN_SIZE
+from semiscale.solvers.amg import AMGPreconditioner
+from test_graph_learning import _dense_poisson, _graph_and_labels, _hide
+
+
+def _dense_inverse(M, n):
+    return M.apply(np.eye(n))
+
+
+def test_the_preconditioner_is_symmetric_positive_definite_on_a_sub_laplacian():
+    _, _, y_ssl, L = _graph_and_labels(n_per_class=120, n_classes=3)
+    free = y_ssl < 0
+    A = sp.csr_matrix(L[np.ix_(free, free)])
+    Minv = _dense_inverse(AMGPreconditioner(A), A.shape[0])
+    np.testing.assert_allclose(Minv, Minv.T, atol=1e-10 * np.abs(Minv).max())
+    assert np.linalg.eigvalsh((Minv + Minv.T) / 2).min() > 0
+
+
+def test_the_preconditioner_is_positive_on_the_range_of_a_singular_laplacian():
+    _, _, _, L = _graph_and_labels(n_per_class=100, n_classes=2)
+    Minv = _dense_inverse(AMGPreconditioner(sp.csr_matrix(L)), L.shape[0])
+    np.testing.assert_allclose(Minv, Minv.T, atol=1e-10 * np.abs(Minv).max())
+    # on zero-sum vectors (the range of L, where Poisson learning's sources live)
+    n = L.shape[0]
+    Q = np.eye(n) - 1.0 / n
+    assert np.linalg.eigvalsh(Q @ ((Minv + Minv.T) / 2) @ Q)[1:].min() > 0
+
+
+def test_a_vector_and_a_block_give_the_same_columns():
+    _, _, _, L = _graph_and_labels(n_per_class=50, n_classes=2)
+    M = AMGPreconditioner(sp.csr_matrix(L + 0.01 * np.eye(L.shape[0])))
+    V = np.random.default_rng(0).standard_normal((L.shape[0], 3))
+    np.testing.assert_allclose(M.apply(V)[:, 1], M.apply(V[:, 1]))
+    np.testing.assert_allclose(M.aslinearoperator() @ V, M.apply(V))
+
+
+def test_underflowing_weights_do_not_make_the_hierarchy_nan():
+    # heat weights of outliers underflow to 1e-300: the rows of such points must not turn the
+    # coarse operators into NaN (they did before DROP_TOL and SHIFT)
+    _, _, _, L = _graph_and_labels(n_per_class=150, n_classes=2)
+    W = -sp.csr_matrix(L)
+    W.setdiag(0)
+    W.eliminate_zeros()
+    W = W.tolil()
+    for i in range(0, 300, 37):  # every edge of some points almost vanishes
+        for j in W.rows[i]:
+            W[i, j] = W[j, i] = 1e-300
+    W = W.tocsr()
+    A = sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W
+    M = AMGPreconditioner(A)
+    for level in M.hierarchy.levels:
+        assert np.all(np.isfinite(level.A.data))
+    assert np.all(np.isfinite(M.apply(np.ones(A.shape[0]))))
+
+
+def test_a_non_positive_diagonal_is_refused_with_the_fix():
+    A = sp.csr_matrix(np.diag([1.0, 0.0, 2.0]))
+    with pytest.raises(ValueError, match="positive diagonal.*solver='cg'"):
+        AMGPreconditioner(A)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_harmonic_with_amg_equals_a_dense_solve(n_classes):
+    X, y, y_ssl, L = _graph_and_labels(n_per_class=240 // n_classes, n_classes=n_classes)
+    model = HarmonicClassifier(solver="amg", tol=1e-12).fit(X, y_ssl, laplacian=sp.csr_matrix(L))
+    lab, unl = y_ssl >= 0, y_ssl < 0
+    Y = np.eye(n_classes)[y_ssl[lab]]
+    F_u = np.linalg.solve(L[np.ix_(unl, unl)], -L[np.ix_(unl, lab)] @ Y)
+    np.testing.assert_allclose(model.label_distributions_[unl], F_u, atol=1e-9)
+    assert model.solver_ == "amg"
+    jacobi = HarmonicClassifier(solver="cg", tol=1e-12).fit(X, y_ssl, laplacian=sp.csr_matrix(L))
+    assert jacobi.solver_ == "cg" and model.n_iter_ < jacobi.n_iter_
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_poisson_with_amg_equals_a_dense_pseudo_inverse_solve(n_classes):
+    X, y, y_ssl, L = _graph_and_labels(n_per_class=240 // n_classes, n_classes=n_classes)
+    model = PoissonClassifier(solver="amg", tol=1e-12).fit(X, y_ssl, laplacian=sp.csr_matrix(L))
+    U = _dense_poisson(L, y_ssl, n_classes)
+    np.testing.assert_allclose(model.scores_, U, atol=1e-9 * np.abs(U).max())
+    assert model.residuals_.shape[1] == n_classes - 1  # the last column is not solved
+
+
+def test_harmonic_on_a_normalized_laplacian_solves_every_column():
+    X, y = make_two_moons(200, noise=0.05, random_state=0)
+    y_ssl = _hide(y, 2)
+    model = HarmonicClassifier(graph=KNNGraph(normalized=True), tol=1e-10).fit(X, y_ssl)
+    # the constants are not harmonic for I - D^-1/2 W D^-1/2: no column is inferred
+    assert model.residuals_.shape[1] == 2
+    L = model.graph_.laplacian_.toarray()
+    lab, unl = y_ssl >= 0, y_ssl < 0
+    F_u = np.linalg.solve(L[np.ix_(unl, unl)], -L[np.ix_(unl, lab)] @ np.eye(2)[y_ssl[lab]])
+    np.testing.assert_allclose(model.label_distributions_[unl], F_u, atol=1e-7)
+
+
+@pytest.mark.parametrize("Estimator", [HarmonicClassifier, PoissonClassifier])
+def test_auto_takes_amg_from_its_threshold_on(Estimator):
+    X, y = make_two_moons(AMG_MIN_SIZE + 10, noise=0.1, random_state=0)
+    y_ssl = _hide(y, 1)
+    model = Estimator().fit(X, y_ssl)
+    assert model.solver_ == "amg" and model.n_iter_ < 200
+    assert (model.transduction_ == y).mean() > 0.99
+    small = Estimator().fit(X[:500], _hide(y[:500], 1))
+    assert small.solver_ == "cg"
+
+
+def test_solver_is_validated():
+    X, y = make_two_moons(50, random_state=0)
+    with pytest.raises(ValueError, match="solver"):
+        PoissonClassifier(solver="multigrid").fit(X, _hide(y, 1))
