@@ -29,3 +29,33 @@ def laprls_train_decision(K, L, labeled, Y, lambda_ambient, lambda_intrinsic):
 def dense_laplacian(W):
     W = W.toarray() if hasattr(W, "toarray") else np.asarray(W)
     return np.diag(W.sum(axis=1)) - W
+
+
+def balanced_class_targets(y_ssl, unlabeled=-1):
+    """The classifiers' targets, written out row by row (issue 12, part 3).
+
+    Labeled row i of class c (n_c labels of that class, l labels in all, C classes): column k is
+    ``(1[k == c] - 1/C) · l / (C · n_c)``; binary problems keep one column, ``±l / (2 n_c)``
+    (+ for the larger class label).  Unlabeled rows are 0.
+    """
+    y_ssl = np.asarray(y_ssl)
+    labeled = y_ssl != unlabeled
+    classes = np.unique(y_ssl[labeled])
+    C, l = len(classes), int(labeled.sum())
+    counts = {c: int((y_ssl == c).sum()) for c in classes}
+    Y = np.zeros((y_ssl.shape[0], 1 if C == 2 else C))
+    for i in np.flatnonzero(labeled):
+        c = y_ssl[i]
+        if C == 2:
+            Y[i, 0] = (1.0 if c == classes[1] else -1.0) * l / (2 * counts[c])
+        else:
+            for k, ck in enumerate(classes):
+                Y[i, k] = ((1.0 if ck == c else 0.0) - 1.0 / C) * l / (C * counts[c])
+    return Y
+
+
+def centre_by_degree(F, L):
+    """Each column of F minus its diag(L)-weighted mean over the rows."""
+    d = np.asarray(L.diagonal()).ravel()
+    F = np.asarray(F, dtype=float).reshape(F.shape[0], -1)
+    return F - (d @ F) / d.sum()

@@ -4,7 +4,13 @@ import scipy.sparse as sp
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from oracles import dense_laplacian, laprls_train_decision, rbf_gram
+from oracles import (
+    balanced_class_targets,
+    centre_by_degree,
+    dense_laplacian,
+    laprls_train_decision,
+    rbf_gram,
+)
 from semiscale._memory import MemoryBudgetError
 from semiscale.graph import KNNGraph
 from semiscale.kernels import RBF, gamma_from_sigma
@@ -63,12 +69,14 @@ def test_laprls_matches_dense_oracle(moons, ambient_reg, intrinsic_reg):
     np.testing.assert_allclose(L.toarray(), dense_laplacian(model.graph_.adjacency_), atol=1e-12)
     labeled = y_ssl != -1
     l = labeled.sum()
-    Y = np.where(y_ssl == 1, 1.0, -1.0) * labeled
+    Y = balanced_class_targets(y_ssl)
     trace = L.diagonal().sum()
     f = laprls_train_decision(
-        rbf_gram(X, X, 2.0), L, labeled, Y[:, None], l * ambient_reg, l * intrinsic_reg / trace
+        rbf_gram(X, X, 2.0), L, labeled, Y, l * ambient_reg, l * intrinsic_reg / trace
     )
+    f = centre_by_degree(f, L)  # Σ_i d_i f(x_i) = 0, d = diag(L)
     np.testing.assert_allclose(model.decision_function(X), f[:, 0], rtol=1e-6, atol=1e-7)
+    assert model.intrinsic_reg_ == intrinsic_reg
 
 
 @pytest.mark.filterwarnings("ignore::semiscale.graph.DisconnectedGraphWarning")
@@ -113,11 +121,13 @@ def test_multiclass_equals_separate_one_vs_rest():
     kw = dict(kernel=RBF(gamma=0.5), ambient_reg=1e-3, intrinsic_reg=3.0)
     multi = LapRLSClassifier(**kw).fit(X, y_ssl, laplacian=graph.laplacian_)
     assert multi.decision_function(X).shape == (120, 3)
+    Y = balanced_class_targets(y_ssl)
     for c in range(3):
-        yc = np.where(y_ssl == -1, np.nan, np.where(y_ssl == c, 1.0, -1.0))
+        yc = np.where(y_ssl == -1, np.nan, Y[:, c])
         single = LapRLSRegressor(**kw).fit(X, yc, laplacian=graph.laplacian_)
+        expected = centre_by_degree(single.predict(X)[:, None], graph.laplacian_)[:, 0]
         np.testing.assert_allclose(
-            multi.decision_function(X)[:, c], single.predict(X), rtol=1e-9, atol=1e-10
+            multi.decision_function(X)[:, c], expected, rtol=1e-9, atol=1e-10
         )
     assert (multi.predict(X) == y).mean() > 0.95
 
