@@ -3,10 +3,10 @@ r"""Algebraic multigrid (AMG) preconditioner for sparse graph-Laplacian systems.
 Laplace and Poisson learning (:mod:`semiscale.models.graph_learning`) solve ``A X = B`` with
 ``A`` a graph Laplacian ``L = D − W`` (singular, one zero eigenvalue per connected component) or
 a principal sub-matrix ``L_uu`` of it.  Jacobi-preconditioned CG needs a number of iterations
-that grows with the graph's diameter: 15,840 for Poisson learning on the 100,000-point
+that grows with the graph's diameter: 15,836 for Poisson learning on the 100,000-point
 two-moons graph (``benchmarks/results/graph_solvers/``).  One V-cycle of classical
 (Ruge–Stüben) AMG (pyamg's ``ruge_stuben_solver``), whose coarsening and interpolation are built
-for M-matrices such as ``D − W``, brings that to tens or hundreds of iterations.
+for M-matrices such as ``D − W``, brings that to 42.
 
 The hierarchy is built on ``P``, a slightly modified copy of ``A``:
 
