@@ -39,10 +39,11 @@ TARGET_DEFAULTS = ("LapRLS (exact)", "Nyström LapRLS", "Harmonic", "Poisson")
 TARGET_REFERENCES = ("Harmonic", "Poisson")
 #: (b) inductively, at every label count: this method at least as accurate as the peer.
 TARGET_INDUCTIVE = ("Nyström LapRLS", "sklearn LabelSpreading")
-#: (c) two moons at this size, this method: accuracy at least, seconds and peak bytes below.
+#: (c) two moons at this size: accuracy at least, seconds and peak bytes below, by the first
+#: method (the defaults) or the second (the one documented setting the issue allows).
 TARGET_MOONS = {
     "n": 1_000_000,
-    "method": "Poisson",
+    "methods": ("Poisson", "Poisson (tol=1e-2)"),
     "accuracy": 0.995,
     "seconds": 60.0,
     "peak_bytes": 2 * 2**30,
@@ -83,9 +84,10 @@ class FewLabelsProtocol(Protocol):
     )
     scaling_noise: float = knob(0.1, "scaling: make_two_moons noise (the demo's and moons')")
     scaling_methods: tuple = knob(
-        ("Poisson", "Nyström LapRLS"),
+        ("Poisson", "Poisson (tol=1e-2)", "Nyström LapRLS"),
         "scaling: fitted at their defaults on the raw points, their own default graph "
-        "included in the time, each fit in a fresh subprocess (peak RSS is its own)",
+        "included in the time, each fit in a fresh subprocess (peak RSS is its own); any "
+        "registered method (Poisson (tol=1e-2): the documented setting of target (c))",
     )
     scaling_max_n: Mapping = knob(
         {"Nyström LapRLS": 100_000}, "scaling: method -> largest n it is run at (time)"
@@ -98,9 +100,11 @@ class FewLabelsProtocol(Protocol):
 
     def __post_init__(self):
         super().__post_init__()
-        unknown = set(self.inductive_methods + self.scaling_methods) - set(self.methods)
-        unknown |= set(self.scaling_max_n) | set(self.scaling_params)
-        unknown -= set(self.methods)
+        from .methods import METHODS
+
+        named = self.inductive_methods + self.scaling_methods
+        unknown = set(named + tuple(self.scaling_max_n) + tuple(self.scaling_params))
+        unknown -= set(METHODS)
         if unknown:
             raise ValueError(f"inductive or scaling knobs name unknown methods {sorted(unknown)}")
 

@@ -92,26 +92,34 @@ def target_b(protocol, store) -> tuple[str, list[list[str]]]:
 
 
 def target_c(protocol, store) -> tuple[str, str]:
-    """Verdict of (c) and what the record says."""
+    """Verdict of (c) and what the records say: PASS when a method of the target passes."""
     from .scaling import current
 
     t = TARGET_MOONS
     moons = [d.name for d in protocol.datasets if d.source == "make_two_moons"]
-    rec = current(store, protocol, moons[0], t["method"], t["n"]) if moons else None
-    if rec is None:
-        return "NOT RUN", f"no current scaling record of {t['method']} at n = {t['n']:,}"
-    if "error" in rec:
-        return "FAIL", f"the fit failed: {rec['error']}"
-    ok = (
-        rec["accuracy"] >= t["accuracy"]
-        and rec["fit_seconds"] < t["seconds"]
-        and rec["max_rss_bytes"] < t["peak_bytes"]
-    )
-    facts = (
-        f"{100 * rec['accuracy']:.2f} %, {rec['fit_seconds']:.1f} s (graph "
-        f"{rec.get('graph_seconds') or 0:.1f} s), peak RSS {rec['max_rss_bytes'] / 2**30:.2f} GiB"
-    )
-    return ("PASS" if ok else "FAIL"), facts
+    verdicts, facts = [], []
+    for method in t["methods"]:
+        rec = current(store, protocol, moons[0], method, t["n"]) if moons else None
+        if rec is None:
+            facts.append(f"`{method}`: no current record")
+            continue
+        if "error" in rec:
+            verdicts.append(False)
+            facts.append(f"`{method}`: the fit failed: {rec['error']}")
+            continue
+        ok = (
+            rec["accuracy"] >= t["accuracy"]
+            and rec["fit_seconds"] < t["seconds"]
+            and rec["max_rss_bytes"] < t["peak_bytes"]
+        )
+        verdicts.append(ok)
+        facts.append(
+            f"`{method}` {'PASS' if ok else 'FAIL'}: {100 * rec['accuracy']:.2f} %, "
+            f"{rec['fit_seconds']:.1f} s (graph {rec.get('graph_seconds') or 0:.1f} s), "
+            f"peak RSS {rec['max_rss_bytes'] / 2**30:.2f} GiB"
+        )
+    verdict = "NOT RUN" if not verdicts else ("PASS" if any(verdicts) else "FAIL")
+    return verdict, "; ".join(facts)
 
 
 def target_lines(protocol, store) -> list[str]:
@@ -129,7 +137,8 @@ def target_lines(protocol, store) -> list[str]:
         f"- **{b}** (b) `NystromLapRLSClassifier()` at its defaults is at least as accurate as "
         "LabelSpreading at every label count, inductively (held-out points, mean over trials), "
         f"on {', '.join(protocol.inductive_datasets)}.",
-        f"- **{c}** (c) two moons, n = {t['n']:,}, `{t['method']}` at its defaults: accuracy "
+        f"- **{c}** (c) two moons, n = {t['n']:,}, `{t['methods'][0]}` at its defaults or "
+        f"`{t['methods'][1]}` (one documented setting): accuracy "
         f"≥ {100 * t['accuracy']:g} %, under {t['seconds']:g} s end to end (graph included), "
         f"peak memory under {t['peak_bytes'] / 2**30:g} GiB (peak RSS of the fit's process): "
         f"{facts_c}.",
