@@ -3,6 +3,7 @@
 import numpy as np
 
 from semiscale.bench.studies import few_label_laprls as study
+from semiscale.bench.studies import few_label_laprls_report as study_report
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
 from semiscale.models import LapRLSClassifier
@@ -48,6 +49,6 @@ def test_class_mass_normalize_and_report(tmp_path):
     ]  # fmt: skip
     results = {"records": records, "summary": study.summarize(records), "commit": "x",
                "machine": {"platform": "p", "python": "3"}}  # fmt: skip
-    study.write_report(results, tmp_path)
+    study_report.write_report(results, tmp_path)
     report = (tmp_path / "README.md").read_text()
     assert "two moons" in report and "1·n/l" in report
