@@ -54,6 +54,27 @@ def balanced_class_targets(y_ssl, unlabeled=-1):
     return Y
 
 
+def zero_mean_class_targets(y_ssl, unlabeled=-1):
+    """The classifiers' default targets, row by row: labeled row i of class c has column k
+    ``1[k == c] - l_k / l`` (``l_k`` labels of class k among ``l``); binary problems keep one
+    column, ``2 (1[c == larger label] - l_1 / l)``.  Unlabeled rows are 0.
+    """
+    y_ssl = np.asarray(y_ssl)
+    labeled = y_ssl != unlabeled
+    classes = np.unique(y_ssl[labeled])
+    C, l = len(classes), int(labeled.sum())
+    share = {c: (y_ssl == c).sum() / l for c in classes}
+    Y = np.zeros((y_ssl.shape[0], 1 if C == 2 else C))
+    for i in np.flatnonzero(labeled):
+        c = y_ssl[i]
+        if C == 2:
+            Y[i, 0] = 2.0 * ((1.0 if c == classes[1] else 0.0) - share[classes[1]])
+        else:
+            for k, ck in enumerate(classes):
+                Y[i, k] = (1.0 if ck == c else 0.0) - share[ck]
+    return Y
+
+
 def centre_by_degree(F, L):
     """Each column of F minus its diag(L)-weighted mean over the rows."""
     d = np.asarray(L.diagonal()).ravel()

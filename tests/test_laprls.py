@@ -5,11 +5,11 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from oracles import (
-    balanced_class_targets,
     centre_by_degree,
     dense_laplacian,
     laprls_train_decision,
     rbf_gram,
+    zero_mean_class_targets,
 )
 from semiscale._memory import MemoryBudgetError
 from semiscale.graph import KNNGraph
@@ -69,7 +69,7 @@ def test_laprls_matches_dense_oracle(moons, ambient_reg, intrinsic_reg):
     np.testing.assert_allclose(L.toarray(), dense_laplacian(model.graph_.adjacency_), atol=1e-12)
     labeled = y_ssl != -1
     l = labeled.sum()
-    Y = balanced_class_targets(y_ssl)
+    Y = zero_mean_class_targets(y_ssl)
     trace = L.diagonal().sum()
     f = laprls_train_decision(
         rbf_gram(X, X, 2.0), L, labeled, Y, l * ambient_reg, l * intrinsic_reg / trace
@@ -121,7 +121,7 @@ def test_multiclass_equals_separate_one_vs_rest():
     kw = dict(kernel=RBF(gamma=0.5), ambient_reg=1e-3, intrinsic_reg=3.0)
     multi = LapRLSClassifier(**kw).fit(X, y_ssl, laplacian=graph.laplacian_)
     assert multi.decision_function(X).shape == (120, 3)
-    Y = balanced_class_targets(y_ssl)
+    Y = zero_mean_class_targets(y_ssl)
     for c in range(3):
         yc = np.where(y_ssl == -1, np.nan, Y[:, c])
         single = LapRLSRegressor(**kw).fit(X, yc, laplacian=graph.laplacian_)

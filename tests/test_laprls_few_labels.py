@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
-from oracles import balanced_class_targets
+from oracles import balanced_class_targets, zero_mean_class_targets
 from semiscale._validation import (
     balanced_targets,
     check_classification_targets,
     one_vs_rest_targets,
+    zero_mean_targets,
 )
+from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
 from semiscale.kernels import RBF
 from semiscale.models import (
@@ -34,14 +36,14 @@ def _targets(y_ssl):
 # -- balanced_targets -------------------------------------------------------------------------
 
 
-def test_balanced_targets_binary_equal_counts_are_plus_minus_one():
+def test_zero_mean_targets_binary_equal_counts_are_plus_minus_one():
     t = _targets([0, 1, -1, 1, 0, -1])
     Y = balanced_targets(t)
     np.testing.assert_array_equal(Y[:, 0], [-1.0, 1.0, 0.0, 1.0, -1.0, 0.0])
     np.testing.assert_array_equal(Y, one_vs_rest_targets(t))
 
 
-def test_balanced_targets_binary_unequal_counts():
+def test_zero_mean_targets_binary_unequal_counts():
     # l = 4 labels: three of class "a" (classes_[0]), one of class "b" (classes_[1])
     t = check_classification_targets(np.array(["a", "a", "?", "a", "b"]), 5, unlabeled="?")
     Y = balanced_targets(t)
@@ -49,7 +51,7 @@ def test_balanced_targets_binary_unequal_counts():
     assert Y[:, 0].sum() == pytest.approx(0.0)  # each class carries l/2 in absolute value
 
 
-def test_balanced_targets_multiclass():
+def test_zero_mean_targets_multiclass():
     y_ssl = np.array([0, 0, 0, 0, 1, 2, 2, -1, -1, 1, 1, 1, 1, 1])
     Y = balanced_targets(_targets(y_ssl))
     l, C = 12, 3
@@ -172,7 +174,7 @@ def test_auto_with_a_precomputed_laplacian_and_direct_budget_check():
 class _PreviousModel(LapRLSClassifier):
     """The classifier before issue 12 part 3: ±1 one-vs-rest targets, no centring."""
 
-    _balanced_targets = False
+    _zero_mean_targets = False
     _centre_decision = False
 
 
@@ -199,3 +201,33 @@ def test_one_label_per_class_digits_new_default_beats_previous():
         assert new > old
         gains.append(new - old)
     assert np.mean(gains) > 0.01
+
+
+# -- zero-mean targets (the default) and balanced_targets=True ----------------------------------
+def test_zero_mean_targets_keep_the_labeled_proportions():
+    y_ssl = np.array([0, 0, 0, 1, 2, 2, -1, -1])
+    Y = zero_mean_targets(_targets(y_ssl))
+    np.testing.assert_allclose(Y, zero_mean_class_targets(y_ssl))
+    np.testing.assert_allclose(Y[:6].sum(axis=0), 0.0, atol=1e-12)  # zero mean per column
+    np.testing.assert_allclose(Y[:6].sum(axis=1), 0.0, atol=1e-12)  # rows sum to 0
+    binary = np.array([0, 0, 0, 1, -1])
+    np.testing.assert_allclose(zero_mean_targets(_targets(binary)).ravel(), [-0.5] * 3 + [1.5, 0])
+
+
+def test_zero_mean_and_balanced_targets_agree_at_equal_counts():
+    y_ssl = np.array([0, 0, 1, 1, 2, 2, -1])
+    np.testing.assert_allclose(
+        zero_mean_targets(_targets(y_ssl)), balanced_targets(_targets(y_ssl))
+    )
+
+
+def test_balanced_targets_option_switches_the_coding():
+    X, y = make_two_moons(120, noise=0.1, random_state=0)
+    y_ssl = np.full_like(y, -1)
+    y_ssl[np.flatnonzero(y == 0)[:6]] = 0  # unequal counts: 6 against 2
+    y_ssl[np.flatnonzero(y == 1)[:2]] = 1
+    default = LapRLSClassifier().fit(X, y_ssl)
+    balanced = LapRLSClassifier(balanced_targets=True).fit(X, y_ssl)
+    assert not np.allclose(default.decision_function(X), balanced.decision_function(X))
+    with pytest.raises(ValueError, match="balanced_targets"):
+        LapRLSClassifier(balanced_targets="yes").fit(X, y_ssl)

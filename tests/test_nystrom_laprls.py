@@ -5,7 +5,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from oracles import balanced_class_targets, centre_by_degree
+from oracles import centre_by_degree, zero_mean_class_targets
 from semiscale._memory import MemoryBudgetError
 from semiscale.graph import KNNGraph
 from semiscale.kernels import RBF
@@ -112,7 +112,7 @@ def test_multiclass_right_hand_sides_equal_separate_solves():
     L = KNNGraph(n_neighbors=6, bandwidth=1.0).fit(X).laplacian_
     common = dict(n_centers=40, solver="pcg", tol=1e-10, random_state=2, **KW)
     multi = NystromLapRLSClassifier(**common).fit(X, y_ssl, laplacian=L)
-    Y = balanced_class_targets(y_ssl)  # the classifier's targets; its columns are then centred
+    Y = zero_mean_class_targets(y_ssl)  # the classifier's targets; its columns are then centred
     for c in range(3):
         yc = np.where(y_ssl == -1, np.nan, Y[:, c])
         single = NystromLapRLSRegressor(**common).fit(X, yc, laplacian=L)

@@ -6,7 +6,7 @@ array-operations layer.
 
 The classifiers' model changed on purpose since (issue 12, part 3: class-balanced targets and
 centred columns, ``benchmarks/results/few_label_laprls/``); their cases are fitted with the
-previous model (``_balanced_targets = _centre_decision = False``: ±1 one-vs-rest targets, no
+previous model (``_zero_mean_targets = _centre_decision = False``: ±1 one-vs-rest targets, no
 centring), so that the references still pin the solvers' path.  The new model is checked
 against dense references in ``tests/test_laprls.py`` and ``tests/test_nystrom_laprls.py``.
 """
@@ -31,7 +31,7 @@ def test_predictions_unchanged(name):
         warnings.simplefilter("ignore")
         est = build(name)
         if hasattr(est, "_centre_decision"):
-            est._balanced_targets = est._centre_decision = False  # the model of cd044e2
+            est._zero_mean_targets = est._centre_decision = False  # the model of cd044e2
         est.fit(X, y)
     decision = (
         est.decision_function(X_test) if hasattr(est, "decision_function") else est.predict(X_test)

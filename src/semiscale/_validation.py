@@ -287,6 +287,38 @@ def balanced_targets(targets: ClassificationTargets) -> np.ndarray:
     return Y
 
 
+def zero_mean_targets(targets: ClassificationTargets) -> np.ndarray:
+    """Zero-mean least-squares targets (one-hot minus the labeled mean); 0 on unlabeled rows.
+
+    With ``ȳ`` the labeled points' class proportions, the labeled row i of class c gets
+    ``e_c − ȳ`` (Poisson learning's sources); binary problems get a single column,
+    ``2 (1[class 1] − ȳ_1)``: ``2 ȳ_0`` for ``classes[1]`` and ``−2 ȳ_1`` for ``classes[0]``.
+    With equal label counts these are :func:`balanced_targets` exactly (±1 for two classes);
+    with unequal counts they keep the labeled proportions as the class prior, where
+    :func:`balanced_targets` weighs every class alike (``balanced_targets=True``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale._validation import check_classification_targets, zero_mean_targets
+    >>> t = check_classification_targets(np.array([0, 0, 0, 1, -1]), 5)
+    >>> zero_mean_targets(t).ravel().tolist()
+    [-0.5, -0.5, -0.5, 1.5, 0.0]
+    """
+    n_classes = targets.classes.shape[0]
+    codes = targets.codes
+    rows = np.flatnonzero(targets.labeled)
+    share = np.bincount(codes[rows], minlength=n_classes) / rows.shape[0]
+    if n_classes == 2:
+        Y = np.zeros((codes.shape[0], 1))
+        Y[rows, 0] = 2.0 * ((codes[rows] == 1) - share[1])
+        return Y
+    Y = np.zeros((codes.shape[0], n_classes))
+    Y[rows] = -share
+    Y[rows, codes[rows]] += 1.0
+    return Y
+
+
 #: A Rayleigh quotient below ``-PSD_RTOL · max|L_ii|`` proves a matrix is not PSD.
 PSD_RTOL = 1e-6
 

@@ -37,6 +37,7 @@ from .._validation import (
     check_X,
     one_vs_rest_targets,
     validate_X,
+    zero_mean_targets,
 )
 from ..graph import KNNGraph
 from ..kernels import RBF, Kernel
@@ -94,6 +95,8 @@ AUTO_INTRINSIC_REG_CONSTRAINT = {
 AUTO_INTRINSIC_REG_FACTOR = 0.01
 #: The classifiers' marker of unlabeled points (None: every point is labeled).
 UNLABELED_CONSTRAINT = {"unlabeled": [Real, str, None]}
+#: The least-squares classifiers' choice of class-balanced targets.
+BALANCED_TARGETS_CONSTRAINT = {"balanced_targets": ["boolean"]}
 
 
 def auto_intrinsic_reg(n_samples: int, n_labeled: int) -> float:
@@ -383,8 +386,10 @@ class SSLClassifierMixin(ClassifierMixin):
     """Semi-supervised classification: ``y == unlabeled`` marks unlabeled points.
 
     With the squared loss, binary problems solve one least-squares problem and multiclass
-    problems one column per class (a single factorization / Krylov run), on the class-balanced,
-    zero-mean targets of :func:`~semiscale._validation.balanced_targets`; with a graph, every
+    problems one column per class (a single factorization / Krylov run), on the zero-mean
+    targets of :func:`~semiscale._validation.zero_mean_targets` (class-balanced ones,
+    :func:`~semiscale._validation.balanced_targets`, with ``balanced_targets=True``); with a
+    graph, every
     fitted column is then centred, ``Σ_i d_i f_c(x_i) = 0`` over the training points with
     ``d = diag(L)`` (Poisson learning's normalization), the shift being kept in ``intercept_``.
     Other losses (a hinge-type ``_loss``) keep the ±1 one-vs-rest targets and no centring.
@@ -393,8 +398,9 @@ class SSLClassifierMixin(ClassifierMixin):
     """
 
     _default_kernel = DEFAULT_CLASSIFIER_KERNEL
-    #: Fit class-balanced zero-mean targets (squared loss); False: the ±1 one-vs-rest coding.
-    _balanced_targets = True
+    #: Fit zero-mean targets (squared loss; class-balanced with ``balanced_targets=True``);
+    #: False: the ±1 one-vs-rest coding.
+    _zero_mean_targets = True
     #: Centre the fitted columns by their diag(L)-weighted mean (squared loss, with a graph).
     _centre_decision = True
 
@@ -422,8 +428,11 @@ class SSLClassifierMixin(ClassifierMixin):
         _check_y_given(self, y)
         y = _column_or_1d_labels(y)
         targets = check_classification_targets(y, X.shape[0], unlabeled=self.unlabeled)
-        balanced = self._balanced_targets and self._squared_loss()
-        Y = balanced_targets(targets) if balanced else one_vs_rest_targets(targets)
+        if self._zero_mean_targets and self._squared_loss():
+            balanced = bool(getattr(self, "balanced_targets", False))
+            Y = balanced_targets(targets) if balanced else zero_mean_targets(targets)
+        else:
+            Y = one_vs_rest_targets(targets)
         self.classes_ = targets.classes
         decision = self._fit_problem(X, Y, targets.labeled, laplacian, y=y)
         self.transduction_ = self._labels_from_decision(decision)
@@ -435,7 +444,7 @@ class SSLClassifierMixin(ClassifierMixin):
         return self.classes_[np.argmax(decision, axis=1)]
 
     def decision_function(self, X):
-        """The fitted function f(x), centred and class-balanced (see the class docstring).
+        """The fitted function f(x), centred (see the class docstring).
 
         Parameters
         ----------

@@ -37,6 +37,7 @@ from ..solvers.manifold import solve_manifold
 from ..solvers.nystrom import NEEDS_CENTER_GRAPH, NystromSolver, solver_memory
 from ._base import (
     AUTO_INTRINSIC_REG_CONSTRAINT,
+    BALANCED_TARGETS_CONSTRAINT,
     DEFAULT_CLASSIFIER_KERNEL,
     DEFAULT_GRAPH,
     DEFAULT_KERNEL,
@@ -368,15 +369,14 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
           \\frac{\\operatorname{tr}(F^\\top L F)}{\\operatorname{tr}(L)}
 
     over f = (f_1, …, f_C) in the span of k(x̃_j, ·) for s Nyström centers x̃_j (C = 1 for a
-    binary problem; F holds f on the n training points). The labeled rows Y_i are class-balanced
-    and zero-mean (:func:`semiscale._validation.balanced_targets`): ``(e_c − 1/C)·l/(C·n_c)``
-    for a point of class c with n_c labels among the l labeled points; a binary problem has one
-    column, ``+l/(2 n_1)`` for ``classes_[1]`` and ``−l/(2 n_0)`` for the other (±1 when the
-    counts are equal). With a graph, each fitted column is then shifted so that ``Σ_i d_i
-    f_c(x_i) = 0`` over the training points, ``d = diag(L)`` (Poisson learning's normalization);
-    the shift is kept in ``intercept_``, so ``decision_function`` and ``predict`` use the
-    centred function. Without the balancing and the centring, LapRLS collapses at one label per
-    class: each column is offset to fit its class's single labeled spike
+    binary problem; F holds f on the n training points). The labeled rows Y_i are
+    zero-mean, ``e_c − ȳ`` for a point of class c (``ȳ`` the labeled class proportions; a
+    binary problem has one column, ±1 when the two label counts are equal), or class-balanced
+    with ``balanced_targets=True``. With a graph, each fitted column is then shifted so that
+    ``Σ_i d_i f_c(x_i) = 0`` over the training points, ``d = diag(L)`` (Poisson learning's
+    normalization); the shift is kept in ``intercept_``, so ``decision_function`` and
+    ``predict`` use the centred function. Without zero-mean targets and the centring, LapRLS
+    collapses at one label per class: each column is offset to fit its class's single labeled spike
     (``benchmarks/results/few_label_laprls/``, all 7,291 usps images at 1/3/5/10 labels per
     class: 76.0/83.6/86.5/89.8 % against 36.8/66.4/76.6/86.3 % with the ±1 coding and
     intrinsic_reg=1). ``y == unlabeled`` marks unlabeled points.
@@ -467,6 +467,13 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x̃_j, x) + b`` (paper 000 has none); solved
         by a bordered system (:mod:`semiscale.solvers.manifold`), one extra right-hand side.
+    balanced_targets : bool, default=False
+        Targets of the labeled points (squared loss): False gives ``e_c − ȳ`` (one-hot minus the
+        labeled class proportions, :func:`semiscale._validation.zero_mean_targets`), which keeps
+        the labeled proportions as the class prior; True gives every class the same total
+        weight, ``(e_c − 1/C)·l/(C·n_c)`` (:func:`semiscale._validation.balanced_targets`), for
+        labels drawn with other proportions than the classes'.  The two are equal when every
+        class has the same number of labels.
     unlabeled : int, float, str or None, default=-1
         Marker of unlabeled points in ``y`` (None: every point is labeled).
 
@@ -545,6 +552,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
     _parameter_constraints: dict = {
         **_NystromLapRLSBase._parameter_constraints,
         **AUTO_INTRINSIC_REG_CONSTRAINT,
+        **BALANCED_TARGETS_CONSTRAINT,
         **UNLABELED_CONSTRAINT,
     }
 
@@ -568,6 +576,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         n_jobs=None,
         verbose=0,
         fit_intercept=False,
+        balanced_targets=False,
         unlabeled=-1,
     ):
         self.kernel = kernel
@@ -588,4 +597,5 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.fit_intercept = fit_intercept
+        self.balanced_targets = balanced_targets
         self.unlabeled = unlabeled
