@@ -8,6 +8,7 @@ the dense solves of ``tests/test_graph_learning.py``.
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
@@ -124,3 +125,17 @@ def test_solver_is_validated():
     X, y = make_two_moons(50, random_state=0)
     with pytest.raises(ValueError, match="solver"):
         PoissonClassifier(solver="multigrid").fit(X, _hide(y, 1))
+
+
+def test_an_amg_solve_without_max_iter_is_capped(monkeypatch):
+    X, y, y_ssl, L = _graph_and_labels(n_per_class=100, n_classes=2)
+    L = sp.csr_matrix(L)
+    monkeypatch.setattr("semiscale.models.graph_learning.AMG_MAX_ITER", 2)
+    with pytest.warns(ConvergenceWarning, match="after 2 iterations"):
+        model = PoissonClassifier(solver="amg", tol=1e-14).fit(X, y_ssl, laplacian=L)
+    assert model.n_iter_ == 2
+    # an explicit max_iter is used as given; the Jacobi default is not capped
+    model = PoissonClassifier(solver="amg", tol=1e-14, max_iter=5).fit(X, y_ssl, laplacian=L)
+    assert 2 < model.n_iter_ <= 5
+    model = PoissonClassifier(solver="cg", tol=1e-10).fit(X, y_ssl, laplacian=L)
+    assert model.n_iter_ > 2

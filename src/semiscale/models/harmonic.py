@@ -76,7 +76,8 @@ class HarmonicClassifier(_GraphLearningClassifier):
         labels it gives equal those of a 1e-6 solve on at least 99.8 % of the points
         (``benchmarks/results/graph_solvers/``).
     max_iter : int or None, default=None
-        CG iteration cap (None: 10 times the number of unlabeled points).
+        CG iteration cap (None: with Jacobi, 10 times the number of unlabeled points; 1,000
+        with AMG, ``AMG_MAX_ITER``).
     memory_budget : int, str or None, default=None
         Largest working memory (bytes, or a string such as "512MiB"); None = a quarter of the
         available memory.  Bounds the graph search when ``graph`` has no budget of its own, and
