@@ -269,22 +269,8 @@ def balanced_targets(targets: ClassificationTargets) -> np.ndarray:
     >>> balanced_targets(t).ravel().tolist()
     [-0.6666666666666666, -0.6666666666666666, -0.6666666666666666, 2.0, 0.0]
     """
-    n_classes = targets.classes.shape[0]
-    codes = targets.codes
-    labeled = targets.labeled
-    rows = np.flatnonzero(labeled)
-    n_labeled = rows.shape[0]
-    counts = np.bincount(codes[rows], minlength=n_classes).astype(np.float64)
-    if n_classes == 2:
-        Y = np.zeros((codes.shape[0], 1))
-        scale = n_labeled / (2.0 * counts[codes[rows]])
-        Y[rows, 0] = np.where(codes[rows] == 1, scale, -scale)
-        return Y
-    Y = np.zeros((codes.shape[0], n_classes))
-    Y[rows] = -1.0 / n_classes
-    Y[rows, codes[rows]] += 1.0
-    Y[rows] *= (n_labeled / (n_classes * counts[codes[rows]]))[:, None]
-    return Y
+    counts = _label_counts(targets)
+    return _weighted_targets(targets, counts.sum() / (counts.shape[0] * counts))
 
 
 def zero_mean_targets(targets: ClassificationTargets) -> np.ndarray:
@@ -305,18 +291,28 @@ def zero_mean_targets(targets: ClassificationTargets) -> np.ndarray:
     >>> zero_mean_targets(t).ravel().tolist()
     [-0.5, -0.5, -0.5, 1.5, 0.0]
     """
-    n_classes = targets.classes.shape[0]
+    return _weighted_targets(targets, np.ones(targets.classes.shape[0]))
+
+
+def _label_counts(targets: ClassificationTargets) -> np.ndarray:
+    rows = np.flatnonzero(targets.labeled)
+    return np.bincount(targets.codes[rows], minlength=targets.classes.shape[0]).astype(float)
+
+
+def _weighted_targets(targets: ClassificationTargets, weights: np.ndarray) -> np.ndarray:
+    """Rows ``(e_c − m)·w_c`` with ``m_k = n_k w_k / Σ_j n_j w_j`` (zero weighted mean).
+
+    Class weights ``w = 1`` give :func:`zero_mean_targets`, ``w_c = l/(C n_c)``
+    :func:`balanced_targets`; two classes keep the difference of the two columns.
+    """
     codes = targets.codes
     rows = np.flatnonzero(targets.labeled)
-    share = np.bincount(codes[rows], minlength=n_classes) / rows.shape[0]
-    if n_classes == 2:
-        Y = np.zeros((codes.shape[0], 1))
-        Y[rows, 0] = 2.0 * ((codes[rows] == 1) - share[1])
-        return Y
-    Y = np.zeros((codes.shape[0], n_classes))
-    Y[rows] = -share
+    mass = _label_counts(targets) * weights
+    Y = np.zeros((codes.shape[0], weights.shape[0]))
+    Y[rows] = -mass / mass.sum()
     Y[rows, codes[rows]] += 1.0
-    return Y
+    Y[rows] *= weights[codes[rows]][:, None]
+    return Y[:, 1:] - Y[:, :1] if weights.shape[0] == 2 else Y
 
 
 #: A Rayleigh quotient below ``-PSD_RTOL · max|L_ii|`` proves a matrix is not PSD.

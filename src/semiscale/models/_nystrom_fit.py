@@ -1,0 +1,140 @@
+"""The shared fit path of the Nyström LapRLS estimators: centers, memory budget, solver.
+
+:mod:`semiscale.models.nystrom_laprls` holds the two public estimators (and the method's
+mathematics); this module holds what they share: the choice of the number of centers within
+``memory_budget`` (``n_centers="auto"``), the BLAS-thread rule and the Nyström solve.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+
+from .._memory import parse_memory_budget
+from .._random import check_random_state
+from ..linalg import resolve_n_centers, select_centers
+from ..linalg.nystrom import CENTER_METHODS
+from ..linalg.ops import get_ops
+from ..solvers.hessian_system import ITERATIVE_SOLVERS
+from ..solvers.manifold import solve_manifold
+from ..solvers.nystrom import NEEDS_CENTER_GRAPH, NystromSolver, solver_memory
+from ._base import (
+    MANIFOLD_PARAMETER_CONSTRAINTS,
+    ManifoldMixin,
+    ManifoldProblem,
+    Solution,
+)
+
+__all__ = ["AUTO_MIN_CENTERS", "SINGLE_THREAD_BLAS_MAX_CENTERS"]
+
+#: Fewest centers ``n_centers="auto"`` shrinks to in a small ``memory_budget``.
+AUTO_MIN_CENTERS = 50
+
+#: Up to this many centers the fit runs with single-threaded BLAS: its s × s factorizations
+#: take milliseconds, and waking OpenBLAS's threads for each costs more than they save
+#: (``benchmarks/results/blas_threads/``).  Kernel blocks
+#: still use ``n_jobs`` threads.
+SINGLE_THREAD_BLAS_MAX_CENTERS = 1200
+
+
+def _kernel_dtype(kernel_dtype):
+    try:
+        # np.dtype(None) is float64: None is refused rather than read as a choice.
+        dtype = None if kernel_dtype is None else np.dtype(kernel_dtype)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.type not in (np.float64, np.float32):
+        raise ValueError(f"kernel_dtype must be 'float64' or 'float32', got {kernel_dtype!r}")
+    return dtype
+
+
+class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
+    _parameter_constraints: dict = {
+        **MANIFOLD_PARAMETER_CONSTRAINTS,
+        "n_centers": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0, 1, closed="right"),
+            StrOptions({"auto", "sqrt"}),
+        ],
+        "center_selection": [StrOptions(set(CENTER_METHODS))],
+        "labeled_centers": ["boolean"],
+        "solver": [StrOptions(set(ITERATIVE_SOLVERS))],
+        "preconditioner_options": [dict, None],
+        # the names; numpy's dtype objects and scalar types (np.float32) are also accepted
+        "kernel_dtype": [StrOptions({"float64", "float32"}), np.dtype, type],
+        "n_jobs": [Integral, None],
+    }
+
+    def _solve(self, problem: ManifoldProblem) -> Solution:
+        n_centers = resolve_n_centers(self.n_centers, problem.X.shape[0])
+        if self.n_centers == "auto":
+            n_centers = self._centers_within_budget(problem, n_centers)
+        small = n_centers <= SINGLE_THREAD_BLAS_MAX_CENTERS
+        with get_ops().blas_threads(1 if small else None):
+            return self._solve_with(problem, n_centers)
+
+    def _centers_within_budget(self, problem: ManifoldProblem, n_centers: int) -> int:
+        """``n_centers="auto"`` shrunk until the s×s arrays take at most half the budget.
+
+        The s×s part of the fit (``K_ss`` and the solver's factors,
+        :func:`~semiscale.solvers.nystrom.solver_memory`) grows as s² while the rest (kernel
+        blocks, work arrays) is blocked to what is left; the other half of the budget is left to
+        that rest.  An explicit ``n_centers`` is never changed (a budget too small for it is
+        refused before anything is allocated).
+        """
+        budget = parse_memory_budget(self.memory_budget)
+        n, n_labeled = problem.X.shape[0], int(np.count_nonzero(problem.labeled))
+        itemsize = _kernel_dtype(self.kernel_dtype).itemsize
+
+        def square_bytes(s):
+            parts = solver_memory(self.solver, self.preconditioner, n, n_labeled, s)
+            return s * s * itemsize + sum(parts.values())
+
+        while n_centers > AUTO_MIN_CENTERS and square_bytes(n_centers) > budget // 2:
+            n_centers = max(AUTO_MIN_CENTERS, int(n_centers * 0.9))
+        return n_centers
+
+    def _solve_with(self, problem: ManifoldProblem, n_centers: int) -> Solution:
+        dtype = _kernel_dtype(self.kernel_dtype)
+        X = problem.X if problem.X.dtype == dtype else problem.X.astype(dtype)
+        rng = check_random_state(problem.random_state)
+        labeled_index = np.flatnonzero(problem.labeled)
+        take_labeled = self.labeled_centers and labeled_index.size <= n_centers
+        tic = time.perf_counter()
+        centers = select_centers(
+            X,
+            n_centers,
+            method=self.center_selection,
+            random_state=rng.randint(2**31 - 1),
+            kernel=problem.kernel,
+            labeled=labeled_index if take_labeled else None,
+            memory_budget=self.memory_budget,
+        )
+        centers_seconds = time.perf_counter() - tic
+        options = dict(self.preconditioner_options or {})
+        if self.solver == "pcg":
+            needs_graph = self.preconditioner in NEEDS_CENTER_GRAPH
+            if needs_graph and problem.laplacian is not None and "center_laplacian" not in options:
+                graph = self._graph_to_fit()
+                options["center_laplacian"] = graph.fit(X[centers]).laplacian_
+            elif self.preconditioner == "sampled-hessian":
+                options.setdefault("random_state", rng.randint(2**31 - 1))
+        quadratic = NystromSolver(
+            centers,
+            solver=self.solver,
+            preconditioner=self.preconditioner,
+            preconditioner_options=options,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            memory_budget=self.memory_budget,
+            n_jobs=self.n_jobs,
+        )
+        solution = solve_manifold(dataclasses.replace(problem, X=X), quadratic)
+        self.center_index_ = centers
+        solution.info["centers_seconds"] = centers_seconds
+        return solution
