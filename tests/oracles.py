@@ -75,6 +75,25 @@ def zero_mean_class_targets(y_ssl, unlabeled=-1):
     return Y
 
 
+def add_labeled_prior(F, y_ssl, unlabeled=-1):
+    """The classifiers' decision from their centred zero-mean fit F: ``α F + prior``.
+
+    ``α = Σ F_l Y_l / Σ F_l²`` over the labeled rows and every column (``Y`` the zero-mean
+    targets of :func:`zero_mean_class_targets`), ``prior`` the labeled class proportions
+    (binary: ``l_1/l − l_0/l`` added to the one column).
+    """
+    y_ssl = np.asarray(y_ssl)
+    F = np.asarray(F, dtype=float).reshape(F.shape[0], -1)
+    labeled = y_ssl != unlabeled
+    Y = zero_mean_class_targets(y_ssl, unlabeled)
+    alpha = np.sum(F[labeled] * Y[labeled]) / np.sum(F[labeled] ** 2)
+    classes = np.unique(y_ssl[labeled])
+    prior = np.array([(y_ssl == c).sum() for c in classes]) / labeled.sum()
+    if classes.size == 2:
+        prior = prior[1:] - prior[:1]
+    return alpha * F + prior
+
+
 def centre_by_degree(F, L):
     """Each column of F minus its diag(L)-weighted mean over the rows."""
     d = np.asarray(L.diagonal()).ravel()

@@ -5,6 +5,7 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from oracles import (
+    add_labeled_prior,
     centre_by_degree,
     dense_laplacian,
     laprls_train_decision,
@@ -75,6 +76,7 @@ def test_laprls_matches_dense_oracle(moons, ambient_reg, intrinsic_reg):
         rbf_gram(X, X, 2.0), L, labeled, Y, l * ambient_reg, l * intrinsic_reg / trace
     )
     f = centre_by_degree(f, L)  # Σ_i d_i f(x_i) = 0, d = diag(L)
+    f = add_labeled_prior(f, y_ssl)  # α f + the labeled proportions
     np.testing.assert_allclose(model.decision_function(X), f[:, 0], rtol=1e-6, atol=1e-7)
     assert model.intrinsic_reg_ == intrinsic_reg
 
@@ -122,13 +124,13 @@ def test_multiclass_equals_separate_one_vs_rest():
     multi = LapRLSClassifier(**kw).fit(X, y_ssl, laplacian=graph.laplacian_)
     assert multi.decision_function(X).shape == (120, 3)
     Y = zero_mean_class_targets(y_ssl)
+    columns = []
     for c in range(3):
         yc = np.where(y_ssl == -1, np.nan, Y[:, c])
         single = LapRLSRegressor(**kw).fit(X, yc, laplacian=graph.laplacian_)
-        expected = centre_by_degree(single.predict(X)[:, None], graph.laplacian_)[:, 0]
-        np.testing.assert_allclose(
-            multi.decision_function(X)[:, c], expected, rtol=1e-9, atol=1e-10
-        )
+        columns.append(centre_by_degree(single.predict(X)[:, None], graph.laplacian_)[:, 0])
+    expected = add_labeled_prior(np.column_stack(columns), y_ssl)
+    np.testing.assert_allclose(multi.decision_function(X), expected, rtol=1e-9, atol=1e-10)
     assert (multi.predict(X) == y).mean() > 0.95
 
 

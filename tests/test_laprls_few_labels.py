@@ -95,10 +95,12 @@ def test_decision_is_centred_and_consistent(make, labels):
     d = model.graph_.laplacian_.diagonal()
     D = model.decision_function(X)
     scale = np.abs(D).max()
-    np.testing.assert_allclose(d @ D, 0.0, atol=1e-9 * scale * d.sum())
+    # the centred fit has diag(L)-weighted mean 0, the labeled proportions are added back
+    prior = np.bincount(y_ssl[y_ssl >= 0]) / np.sum(y_ssl >= 0)
+    np.testing.assert_allclose(d @ D / d.sum(), prior, atol=1e-9 * scale)
     np.testing.assert_array_equal(model.classes_[D.argmax(axis=1)], model.transduction_)
     np.testing.assert_array_equal(model.predict(X), model.transduction_)
-    assert np.any(model.intercept_ != 0)  # the shift is held in intercept_
+    assert model.decision_scale_ > 0
 
 
 def test_binary_decision_is_centred_and_positive_means_classes_1():
@@ -111,7 +113,8 @@ def test_binary_decision_is_centred_and_positive_means_classes_1():
     f = model.decision_function(X)
     assert f.shape == (X.shape[0],)
     d = model.graph_.laplacian_.diagonal()
-    assert abs(d @ f) <= 1e-9 * np.abs(f).max() * d.sum()
+    share_pos = 3 / 5  # labeled proportions: 2 "neg", 3 "pos"
+    assert abs(d @ f / d.sum() - (share_pos - (1 - share_pos))) <= 1e-9 * np.abs(f).max()
     np.testing.assert_array_equal(np.where(f > 0, "pos", "neg"), model.predict(X))
     assert (model.predict(X) == np.array(["neg", "pos"])[y]).mean() > 0.95
 
@@ -121,7 +124,7 @@ def test_no_centring_without_graph(make):
     X, _, y_ssl = _blobs(labels=(3, 3, 3))
     model = make(kernel=RBF(gamma=0.5), intrinsic_reg=0.0).fit(X, y_ssl)
     assert model.graph_ is None and model.intrinsic_reg_ == 0.0
-    np.testing.assert_array_equal(model.intercept_, 0.0)
+    np.testing.assert_allclose(model.intercept_, 1 / 3)  # the labeled prior only, no shift
 
 
 def test_hinge_type_loss_keeps_plus_minus_one_and_no_centring():
@@ -231,3 +234,67 @@ def test_balanced_targets_option_switches_the_coding():
     assert not np.allclose(default.decision_function(X), balanced.decision_function(X))
     with pytest.raises(ValueError, match="balanced_targets"):
         LapRLSClassifier(balanced_targets="yes").fit(X, y_ssl)
+
+
+# -- the labeled prior added back to the decision -----------------------------------------------
+
+
+class _NoPrior(LapRLSClassifier):
+    _prior_decision = False
+
+
+class _NystromNoPrior(NystromLapRLSClassifier):
+    _prior_decision = False
+
+
+@pytest.mark.parametrize(
+    "cls,no_prior,kw",
+    [
+        (LapRLSClassifier, _NoPrior, {}),
+        (NystromLapRLSClassifier, _NystromNoPrior, {"n_centers": 80, "random_state": 0}),
+    ],
+)
+@pytest.mark.parametrize("labels", [(1, 1, 1), (6, 2, 1)])
+def test_prior_decision_is_the_scaled_fit_plus_the_labeled_proportions(cls, no_prior, kw, labels):
+    X, _, y_ssl = _blobs(labels=labels)
+    kw = dict(kernel=RBF(gamma=0.5), graph=KNNGraph(n_neighbors=8, method="exact"), **kw)
+    model, plain = cls(**kw).fit(X, y_ssl), no_prior(**kw).fit(X, y_ssl)
+    F = plain.decision_function(X)
+    lab = y_ssl >= 0
+    Y = np.eye(3)[y_ssl[lab]]
+    prior = Y.mean(axis=0)
+    Y -= prior  # the zero-mean targets
+    alpha = np.vdot(F[lab], Y) / np.vdot(F[lab], F[lab])
+    assert model.decision_scale_ == pytest.approx(alpha)
+    np.testing.assert_allclose(model.decision_function(X), alpha * F + prior, atol=1e-8)
+    X_new = X[:7] + 0.1
+    np.testing.assert_allclose(
+        model.decision_function(X_new), alpha * plain.decision_function(X_new) + prior, atol=1e-8
+    )
+    if len(set(labels)) == 1:  # equal counts: a constant shift, the same predictions
+        np.testing.assert_array_equal(model.transduction_, plain.transduction_)
+
+
+def test_prior_decision_favours_the_frequent_class_on_imbalanced_data():
+    """Two overlapping Gaussians, 80 % of class 0, labels drawn at random (so the labeled
+    proportions estimate the prior): the prior-aware decision predicts the frequent class more
+    often and is more accurate than the arg max of the zero-mean fit."""
+    rng = np.random.default_rng(0)
+    y = (rng.random(600) < 0.2).astype(int)
+    X = rng.standard_normal((600, 2)) + 1.2 * y[:, None]
+    y_ssl = np.full_like(y, -1)
+    y_ssl[:40] = y[:40]
+    kw = dict(kernel=RBF(gamma=0.5), graph=KNNGraph(n_neighbors=8, method="exact"))
+    model, plain = LapRLSClassifier(**kw).fit(X, y_ssl), _NoPrior(**kw).fit(X, y_ssl)
+    u = y_ssl == -1
+    assert (model.transduction_ == 0).mean() > (plain.transduction_ == 0).mean()
+    assert (model.transduction_[u] == y[u]).mean() > (plain.transduction_[u] == y[u]).mean()
+
+
+def test_balanced_targets_add_no_prior():
+    X, _, y_ssl = _blobs(labels=(6, 2, 1))
+    model = LapRLSClassifier(kernel=RBF(gamma=0.5), balanced_targets=True).fit(X, y_ssl)
+    assert not hasattr(model, "decision_scale_")
+    d = model.graph_.laplacian_.diagonal()
+    D = model.decision_function(X)
+    np.testing.assert_allclose(d @ D, 0.0, atol=1e-9 * np.abs(D).max() * d.sum())

@@ -5,7 +5,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from oracles import centre_by_degree, zero_mean_class_targets
+from oracles import add_labeled_prior, centre_by_degree, zero_mean_class_targets
 from semiscale._memory import MemoryBudgetError
 from semiscale.graph import KNNGraph
 from semiscale.kernels import RBF
@@ -113,11 +113,13 @@ def test_multiclass_right_hand_sides_equal_separate_solves():
     common = dict(n_centers=40, solver="pcg", tol=1e-10, random_state=2, **KW)
     multi = NystromLapRLSClassifier(**common).fit(X, y_ssl, laplacian=L)
     Y = zero_mean_class_targets(y_ssl)  # the classifier's targets; its columns are then centred
+    columns = []
     for c in range(3):
         yc = np.where(y_ssl == -1, np.nan, Y[:, c])
         single = NystromLapRLSRegressor(**common).fit(X, yc, laplacian=L)
-        expected = centre_by_degree(single.predict(X)[:, None], L)[:, 0]
-        np.testing.assert_allclose(multi.decision_function(X)[:, c], expected, rtol=1e-6, atol=1e-7)
+        columns.append(centre_by_degree(single.predict(X)[:, None], L)[:, 0])
+    expected = add_labeled_prior(np.column_stack(columns), y_ssl)  # α f + labeled proportions
+    np.testing.assert_allclose(multi.decision_function(X), expected, rtol=1e-6, atol=1e-7)
     assert (multi.transduction_ == y).mean() > 0.9
 
 

@@ -59,6 +59,9 @@ ALLOWED = {
     ("graph/laplacian.py", "_matrix_power", "gemm"): (
         "sparse × sparse products of Laplacian powers (O(n·k^p) non-zeros), no dense GEMM"
     ),
+    ("models/_base.py", "SSLClassifierMixin._add_labeled_prior", "gemm"): (
+        "two dot products over the labeled rows' decision values: O(l·r)"
+    ),
     ("solvers/manifold.py", "_solve_with_intercept", "gemm"): (
         "vector dot products and one Laplacian matvec for the bias: O(n·r)"
     ),
