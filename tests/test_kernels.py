@@ -326,3 +326,20 @@ def test_converters():
             gamma_from_sigma(bad)
         with pytest.raises(ValueError):
             gamma_from_paper(bad, "beta")
+
+
+def test_rbf_blocks_of_near_duplicates_are_within_rounding_of_one():
+    """The dense RBF block has no clip at exponent 0 (one elementwise pass fewer): duplicate
+    rows of data far from the origin still give 1 to rounding, and the diagonal of K(A, A)
+    is exactly 1."""
+    rng = np.random.default_rng(0)
+    A = 1e3 + rng.standard_normal((50, 8))
+    B = np.vstack([A[:20], A[:20] + 1e-9])  # exact and near duplicates
+    kernel = RBF(gamma=0.3)
+    K = kernel(A, B)
+    np.testing.assert_allclose(K[np.arange(20), np.arange(20)], 1.0, rtol=0, atol=1e-12)
+    diff = A[:, None, :] - B[None, :, :]  # explicit differences: no cancellation
+    exact = np.exp(-0.3 * np.einsum("ijk,ijk->ij", diff, diff))
+    np.testing.assert_allclose(K, exact, rtol=1e-12, atol=1e-13)
+    assert np.all(K <= 1.0 + 1e-12)
+    np.testing.assert_array_equal(np.diag(kernel(A)), 1.0)

@@ -9,6 +9,12 @@ centred columns, ``benchmarks/results/few_label_laprls/``); their cases are fitt
 previous model (``_zero_mean_targets = _centre_decision = False``: ±1 one-vs-rest targets, no
 centring), so that the references still pin the solvers' path.  The new model is checked
 against dense references in ``tests/test_laprls.py`` and ``tests/test_nystrom_laprls.py``.
+
+Iterative fits are compared to ``10 · tol`` of the largest value rather than 1e-10: issue 12
+part 4 removed the RBF block's clip at exponent 0, which changes kernel entries by rounding
+(~1e-16), and a Krylov solve stopped at its tolerance amplifies that by up to the condition
+number (measured: 2.5e-6 of the scale for unpreconditioned CG at tol 1e-6, ``nystrom_cg_clf``;
+1.6e-10 elsewhere).  Direct solves stay at 1e-10.
 """
 
 from __future__ import annotations
@@ -36,10 +42,12 @@ def test_predictions_unchanged(name):
     decision = (
         est.decision_function(X_test) if hasattr(est, "decision_function") else est.predict(X_test)
     )
+    iterative = getattr(est, "n_iter_", 0) > 0
+    rel = max(1e-10, 10 * est.tol) if iterative else 1e-10
     for key, value in (("decision", decision), ("transduction", est.transduction_)):
         ref = REFERENCE[f"{name}/{key}"]
         if ref.dtype.kind in "fc":
             scale = max(1.0, float(np.max(np.abs(ref))))
-            np.testing.assert_allclose(value, ref, rtol=0, atol=1e-10 * scale, err_msg=key)
+            np.testing.assert_allclose(value, ref, rtol=0, atol=rel * scale, err_msg=key)
         else:
             np.testing.assert_array_equal(value, ref, err_msg=key)
