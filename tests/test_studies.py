@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from semiscale.bench.studies._resumable import run_study
 
 
@@ -29,3 +31,31 @@ def test_a_study_records_resumes_and_restarts_on_force(tmp_path):
     _study(tmp_path, calls)  # resumes: the step sees the recorded fit
     _study(tmp_path, calls, force=True)  # starts again
     assert calls == [0, 1, 0]
+
+
+def test_kernel_floor_model_and_report(tmp_path):
+    """The floor model of the kernel_floor study, by hand, and its PASS/FAIL report."""
+    from semiscale.bench.studies import kernel_floor as kf
+
+    floors = {"gemm_gflops": 100.0, "exp_per_s": 1e9, "exp32_per_s": 2e9,
+              "exp32_on_float64_per_s": 1e9, "read_gb_per_s": 10.0, "cores": 2}  # fmt: skip
+    n, s, d, r, nnz = 1000, 100, 3, 2, 5000
+    entries = n * s
+    rest = (nnz * 12 + 2 * n * r * 8) / 1e10 + 2 * s * s * r / 1e11
+    uncached = 2 * (2 * 5 * entries / 1e11 + entries / 1e9 + 2 * entries * r / 1e11) + rest
+    assert kf.floor_seconds(floors, n, s, d, r, nnz, cached=False) == pytest.approx(uncached)
+    cached = 2 * entries * 8 / 1e10 + rest
+    assert kf.floor_seconds(floors, n, s, d, r, nnz, cached=True) == pytest.approx(cached)
+    records = [{"kind": "floor", **floors}] + [
+        {"kind": "product", "n": n, "s": s, "d": d, "r": cols, "cached": c, "nnz": nnz,
+         "seconds": 1.0, "floor_seconds": 1.0 / ratio, "floor32_seconds": 0.4,
+         "ratio": ratio, "blas_pass_seconds": 0.3 if c else None}
+        for cols, c, ratio in ((1, False, 1.5), (1, True, 1.2), (10, True, 4.0))
+    ]  # fmt: skip
+    summary = kf.summarize(records)
+    assert summary["single_column_pass"] and not summary["target_pass"]
+    results = {"summary": summary, "commit": "abc", "machine": {"platform": "p", "python": "3"}}
+    kf.write_report(results, tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    assert text.count("| PASS |") == 2 and text.count("| FAIL |") == 1
+    assert "**FAIL** over every row; H·α (r = 1): **PASS**" in text
