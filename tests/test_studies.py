@@ -49,7 +49,8 @@ def test_kernel_floor_model_and_report(tmp_path):
     records = [{"kind": "floor", **floors}] + [
         {"kind": "product", "n": n, "s": s, "d": d, "r": cols, "cached": c, "nnz": nnz,
          "seconds": 1.0, "floor_seconds": 1.0 / ratio, "floor32_seconds": 0.4,
-         "ratio": ratio, "blas_pass_seconds": 0.3 if c else None}
+         "ratio": ratio, "blas_pass_seconds": 0.3 if c else None,
+         "exp32_loop_seconds": None if c else 0.9}
         for cols, c, ratio in ((1, False, 1.5), (1, True, 1.2), (10, True, 4.0))
     ]  # fmt: skip
     summary = kf.summarize(records)
