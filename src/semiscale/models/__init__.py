@@ -2,6 +2,7 @@
 
 from .harmonic import HarmonicClassifier
 from .laprls import LapRLSClassifier, LapRLSRegressor
+from .lapsvm import LapSVC
 from .nystrom_laprls import NystromLapRLSClassifier, NystromLapRLSRegressor
 from .poisson import PoissonClassifier
 
@@ -9,6 +10,7 @@ __all__ = [
     "HarmonicClassifier",
     "LapRLSClassifier",
     "LapRLSRegressor",
+    "LapSVC",
     "NystromLapRLSClassifier",
     "NystromLapRLSRegressor",
     "PoissonClassifier",

@@ -1,0 +1,259 @@
+"""Laplacian support vector machines on the full problem (paper 001 §2.1's baseline).
+
+The model of every estimator here (DESIGN.md §3's canonical scaling, λ_A = l·ambient_reg and
+λ_I = l·intrinsic_reg / tr(L)):
+
+.. math::
+
+    \\min_{f, b}\\; \\frac1l \\sum_{i \\le l} \\ell\\big(y_i, f(x_i) + b\\big)
+    + \\texttt{ambient\\_reg}\\, \\lVert f \\rVert_K^2
+    + \\texttt{intrinsic\\_reg}\\, \\frac{f^\\top L f}{\\operatorname{tr}(L)},
+    \\qquad f = \\sum_{j \\le n} α_j k(x_j, ·),
+
+with ℓ the hinge (``solver="dual"``, Belkin, Niyogi & Sindhwani 2006) or a smooth hinge
+(``solver="primal"``, Melacci & Belkin 2011: Newton steps in the primal, each one weighted
+least-squares solve by LapRLS's solvers, :mod:`semiscale.solvers.manifold`).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from numbers import Real
+
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..losses import HuberHingeLoss, SquaredHingeLoss
+from ..solvers.exact import DIRECT_WHAT, EXACT_SOLVERS, check_dense_fits, solve_exact
+from ..solvers.lapsvm_dual import DUAL_WHAT, solve_lapsvm_dual
+from ..solvers.manifold import solve_manifold
+from ._base import (
+    DEFAULT_CLASSIFIER_KERNEL,
+    DEFAULT_GRAPH,
+    MANIFOLD_PARAMETER_CONSTRAINTS,
+    UNLABELED_CONSTRAINT,
+    ManifoldMixin,
+    ManifoldProblem,
+    Solution,
+    SSLClassifierMixin,
+)
+
+__all__ = ["LapSVC"]
+
+#: The loss each solver minimises when ``loss="auto"``.
+AUTO_LOSS = {"dual": "hinge", "primal": "squared_hinge"}
+
+
+class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
+    """Laplacian SVM classifier over all training points (exact; paper 001 §2.1).
+
+    Minimises ``(1/l) Σ_labeled ℓ(y_i, f(x_i) + b) + ambient_reg‖f‖²_K +
+    intrinsic_reg fᵀLf/tr(L)`` (module docstring) with f in the span of k(x_j, ·) over all n
+    training points, one binary problem per class (one-vs-rest, ±1 targets; a single one for two
+    classes).  ``y == unlabeled`` marks unlabeled points.
+
+    ``solver="dual"`` is the original LapSVM: the hinge loss's dual QP over the labeled points,
+    ``Q̃ = J K (2λ_A I + 2λ_I L K)⁻¹ Jᵀ``, solved by scikit-learn's ``SVC(kernel="precomputed")``
+    (libsvm's SMO), then ``α = (2λ_A I + 2λ_I L K)⁻¹ Jᵀ Y β``
+    (:mod:`semiscale.solvers.lapsvm_dual`); O(n³) time and two n × n arrays.
+    ``solver="primal"`` minimises the squared hinge ``max(0, 1 − y f)²`` or the Huber-smoothed
+    hinge (width ``huber_width``, paper 004's h = 0.01; it tends to the hinge, hence to the dual's
+    solution, as the width goes to 0) by Newton's method with an exact line search, each step
+    one LapRLS-type solve over the full span by ``linear_solver``.  For large n use the
+    Nyström LapRLS machinery (paper 000) — a Nyström LapSVM is not here yet.
+
+    Parameters
+    ----------
+    kernel : Kernel or None, default=RBF(gamma="local")
+        Kernel object from :mod:`semiscale.kernels` (fixed, or fitted on the training data);
+        None also means ``RBF(gamma="local")``.
+    graph : KNNGraph, PrecomputedGraph or None, default=KNNGraph()
+        Graph builder whose ``laplacian_`` defines the intrinsic term (None also means
+        ``KNNGraph()``).  Ignored when ``fit`` receives ``laplacian=`` or when
+        ``intrinsic_reg == 0``.  A copy is fitted (``graph_``).
+    ambient_reg : float, default=1e-6
+        Weight of ‖f‖²_K; ``> 0`` for the dual (its system is singular without it).
+    intrinsic_reg : float, default=1.0
+        Weight of fᵀLf / tr(L); ``>= 0``, and 0 gives the SVM on the labeled points
+        (with the dual, exactly scikit-learn's ``SVC`` on K / (2 l·ambient_reg)).
+    solver : {"primal", "dual"}, default="primal"
+        Newton's method in the primal, or the dual QP of §2.1.
+    loss : {"auto", "hinge", "squared_hinge", "huber_hinge"}, default="auto"
+        ``"auto"``: the hinge for the dual, the squared hinge for the primal.  The dual solves
+        only the hinge, the primal only the two smooth ones.
+    huber_width : float, default=0.01
+        Half-width h of the Huber hinge's quadratic zone (``loss="huber_hinge"``).
+    linear_solver : {"direct", "cg", "pcg"}, default="direct"
+        Primal: the solver of each Newton step's weighted LapRLS system
+        (:class:`~semiscale.models.LapRLSClassifier`'s ``solver``).
+    preconditioner : str or None, default="sampled-hessian"
+        For ``linear_solver="pcg"``.
+    tol : float, default=1e-3
+        Dual: libsvm's stopping tolerance (SMO's KKT violation).  Primal: the relative
+        residual at which a Newton step's CG/PCG stops.
+    max_iter : int or None, default=None
+        Dual: libsvm's iteration cap (None: none).  Primal: the CG/PCG cap.
+    memory_budget : int, str or None, default=None
+        Largest working memory (bytes or a string such as "4GB"); None = a quarter of
+        available memory.  An exact fit that does not fit raises ``MemoryBudgetError`` before
+        the graph is built.
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds the kernel's data-dependent width and the graph's approximate search.
+    verbose : int, default=0
+        Progress on stderr when > 0.
+    fit_intercept : bool, default=True
+        Fit the unpenalised bias b (the dual always has it: ``yᵀβ = 0`` is its condition).
+    unlabeled : int, float, str or None, default=-1
+        The marker of unlabeled points in ``y``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    kernel_ : Kernel
+        The kernel with data-dependent parameters resolved.
+    graph_ : KNNGraph, PrecomputedGraph or None
+        The fitted copy of ``graph``.
+    X_fit_ : ndarray of shape (n_fit, n_features)
+        Expansion points (all training points; the labeled ones when intrinsic_reg = 0 in the
+        primal).
+    dual_coef_ : ndarray of shape (n_fit, n_outputs)
+        Coefficients α of the kernel expansion (one column per binary problem).
+    intercept_ : ndarray of shape (n_outputs,)
+        The bias of each binary problem.
+    support_ : list of ndarray
+        Dual only: for each binary problem, the training rows with β > 0 (its support vectors;
+        every training point enters α, the LapSVM solution is not sparse).
+    n_iter_ : int
+        Dual: libsvm's iterations (largest over the binary problems).  Primal: CG/PCG
+        iterations (0 with ``linear_solver="direct"``).
+    solver_info_ : dict
+        What the solver did (``newton_iterations`` for the primal).
+    intrinsic_reg_ : float
+    laplacian_trace_ : float
+    n_labeled_ : int
+    n_features_in_ : int
+    timings_ : dict
+        Seconds spent in graph construction, solving and in total.
+    transduction_ : ndarray of shape (n_samples,)
+        Predicted labels of the training points.
+
+    See Also
+    --------
+    LapRLSClassifier : The squared loss on the same span.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import make_two_moons
+    >>> from semiscale.graph import KNNGraph
+    >>> from semiscale.kernels import RBF
+    >>> from semiscale.models import LapSVC
+    >>> X, y = make_two_moons(200, noise=0.05, random_state=0)
+    >>> y_ssl = np.full_like(y, -1)
+    >>> y_ssl[[np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]]] = [0, 1]
+    >>> common = dict(kernel=RBF(gamma=20.0), graph=KNNGraph(n_neighbors=10),
+    ...               ambient_reg=1e-4, intrinsic_reg=100.0)
+    >>> primal = LapSVC(**common).fit(X, y_ssl)
+    >>> dual = LapSVC(solver="dual", **common).fit(X, y_ssl)
+    >>> float((primal.transduction_ == y).mean()), float((dual.transduction_ == y).mean())
+    (1.0, 1.0)
+    """
+
+    _parameter_constraints: dict = {
+        **MANIFOLD_PARAMETER_CONSTRAINTS,
+        **UNLABELED_CONSTRAINT,
+        "solver": [StrOptions({"primal", "dual"})],
+        "loss": [StrOptions({"auto", "hinge", "squared_hinge", "huber_hinge"})],
+        "huber_width": [Interval(Real, 0, None, closed="neither")],
+        "linear_solver": [StrOptions(set(EXACT_SOLVERS))],
+    }
+    _default_kernel = DEFAULT_CLASSIFIER_KERNEL
+
+    def __init__(
+        self,
+        kernel=DEFAULT_CLASSIFIER_KERNEL,
+        graph=DEFAULT_GRAPH,
+        ambient_reg=1e-6,
+        intrinsic_reg=1.0,
+        solver="primal",
+        loss="auto",
+        huber_width=0.01,
+        linear_solver="direct",
+        preconditioner="sampled-hessian",
+        tol=1e-3,
+        max_iter=None,
+        memory_budget=None,
+        random_state=None,
+        verbose=0,
+        fit_intercept=True,
+        unlabeled=-1,
+    ):
+        self.kernel = kernel
+        self.graph = graph
+        self.ambient_reg = ambient_reg
+        self.intrinsic_reg = intrinsic_reg
+        self.solver = solver
+        self.loss = loss
+        self.huber_width = huber_width
+        self.linear_solver = linear_solver
+        self.preconditioner = preconditioner
+        self.tol = tol
+        self.max_iter = max_iter
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+        self.verbose = verbose
+        self.fit_intercept = fit_intercept
+        self.unlabeled = unlabeled
+
+    def _loss_name(self) -> str:
+        name = AUTO_LOSS[self.solver] if self.loss == "auto" else self.loss
+        if self.solver == "dual" and name != "hinge":
+            raise ValueError(
+                f"solver='dual' solves the hinge loss only, got loss={self.loss!r}; use "
+                "loss='hinge' (or 'auto'), or solver='primal' for the smooth hinges"
+            )
+        if self.solver == "primal" and name == "hinge":
+            raise ValueError(
+                "solver='primal' needs a smooth loss (Newton steps): use loss='squared_hinge' "
+                "or 'huber_hinge' (the hinge as huber_width -> 0), or solver='dual' for the hinge"
+            )
+        if self.solver == "dual" and not self.fit_intercept:
+            raise ValueError(
+                "solver='dual' always fits the bias (its QP has the constraint y'beta = 0); "
+                "use fit_intercept=True, or solver='primal' for a model without bias"
+            )
+        return name
+
+    def _problem_loss(self):
+        # The dual reads no loss object (its QP is the hinge's); a hinge-type loss still
+        # selects the ±1 one-vs-rest targets and no centring in SSLClassifierMixin.
+        if self._loss_name() == "huber_hinge":
+            return HuberHingeLoss(h=self.huber_width)
+        return SquaredHingeLoss()
+
+    def _check_before_graph(self, n_samples: int, n_labeled: int) -> None:
+        self._loss_name()  # parameter combinations, before any work
+        if self.solver == "dual":
+            check_dense_fits(n_samples, self.memory_budget, 2, DUAL_WHAT)
+        elif self.linear_solver == "direct" and self.intrinsic_reg > 0:
+            check_dense_fits(n_samples, self.memory_budget, 2, DIRECT_WHAT)
+
+    def _resolve_intrinsic_reg(self, n_samples: int, n_labeled: int) -> float:
+        return float(self.intrinsic_reg)
+
+    def _solve(self, problem: ManifoldProblem) -> Solution:
+        if self.solver == "dual":
+            solution = solve_lapsvm_dual(
+                problem, tol=self.tol, max_iter=-1 if self.max_iter is None else self.max_iter
+            )
+            self.support_ = solution.info["support"]
+            return solution
+        self.__dict__.pop("support_", None)  # from an earlier dual fit
+        quadratic = partial(
+            solve_exact,
+            solver=self.linear_solver,
+            preconditioner=self.preconditioner,
+            tol=self.tol,
+            max_iter=self.max_iter,
+        )
+        return solve_manifold(problem, quadratic)

@@ -1,0 +1,160 @@
+"""LapSVC: the dual of paper 001 §2.1 and the primal Newton solver (issue 13)."""
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from oracles import rbf_gram
+from semiscale._memory import MemoryBudgetError
+from semiscale.datasets import make_two_moons
+from semiscale.graph import KNNGraph
+from semiscale.kernels import RBF
+from semiscale.models import LapSVC
+from sklearn_checks import DEFAULT_OBJECTS_XFAIL
+
+
+def _moons(n=120, seed=0, per_class=3):
+    X, y = make_two_moons(n, noise=0.08, random_state=seed)
+    rng = np.random.default_rng(seed)
+    y_ssl = np.full_like(y, -1)
+    for c in (0, 1):
+        y_ssl[rng.choice(np.flatnonzero(y == c), per_class, replace=False)] = c
+    return X, y, y_ssl
+
+
+COMMON = dict(kernel=RBF(gamma=4.0), ambient_reg=1e-3, intrinsic_reg=10.0)
+
+
+def _hinge_objective(model, X, y_ssl, L):
+    """(1/l) Σ hinge + ambient_reg αᵀKα + intrinsic_reg fᵀLf/tr(L) at the fitted model."""
+    K = rbf_gram(X, X, 4.0)
+    alpha = model.dual_coef_[:, 0]
+    f = K @ alpha
+    lab = y_ssl != -1
+    s = np.where(y_ssl[lab] == 1, 1.0, -1.0)
+    hinge = np.maximum(0.0, 1.0 - s * (f[lab] + model.intercept_[0])).mean()
+    return hinge + 1e-3 * alpha @ K @ alpha + 10.0 * f @ (L @ f) / L.diagonal().sum()
+
+
+def test_dual_satisfies_the_kkt_conditions_and_beats_the_smooth_primals():
+    X, _, y_ssl = _moons()
+    L = KNNGraph(n_neighbors=6, method="exact").fit(X).laplacian_
+    dual = LapSVC(solver="dual", tol=1e-8, **COMMON).fit(X, y_ssl, laplacian=L)
+    lab = np.flatnonzero(y_ssl != -1)
+    s = np.where(y_ssl[lab] == 1, 1.0, -1.0)
+    margin = s * dual.decision_function(X)[lab]
+    support = np.isin(lab, dual.support_[0])
+    # β = 0 off the support: y f ≥ 1; on it y f ≤ 1 (= 1 where 0 < β < 1)
+    assert np.all(margin[~support] >= 1 - 1e-6)
+    assert np.all(margin[support] <= 1 + 1e-6)
+    # the hinge objective: the dual's minimiser is no worse than the smooth primals' solutions
+    best = _hinge_objective(dual, X, y_ssl, L)
+    for loss in ("squared_hinge", "huber_hinge"):
+        primal = LapSVC(loss=loss, **COMMON).fit(X, y_ssl, laplacian=L)
+        assert best <= _hinge_objective(primal, X, y_ssl, L) + 1e-9
+
+
+def test_huber_primal_tends_to_the_dual_as_the_width_shrinks():
+    X, _, y_ssl = _moons(seed=1)
+    L = KNNGraph(n_neighbors=6, method="exact").fit(X).laplacian_
+    f_dual = LapSVC(solver="dual", tol=1e-8, **COMMON).fit(X, y_ssl, laplacian=L)
+    f_dual = f_dual.decision_function(X)
+    errors = []
+    for h in (1e-1, 1e-2, 1e-3):
+        primal = LapSVC(loss="huber_hinge", huber_width=h, **COMMON).fit(X, y_ssl, laplacian=L)
+        errors.append(np.abs(primal.decision_function(X) - f_dual).max())
+    assert errors[0] > errors[1] > errors[2]
+    assert errors[2] < 1e-2 * np.abs(f_dual).max()
+
+
+def test_dual_without_graph_is_scikit_learns_svc():
+    """intrinsic_reg = 0: SVC(C=1) on the kernel K / (2 l ambient_reg) of the labeled points."""
+    X, _, y_ssl = _moons(seed=2, per_class=8)
+    model = LapSVC(solver="dual", tol=1e-8, kernel=RBF(gamma=4.0), ambient_reg=1e-2,
+                   intrinsic_reg=0.0).fit(X, y_ssl)  # fmt: skip
+    lab = y_ssl != -1
+    scale = 2 * lab.sum() * 1e-2
+    svc = SVC(kernel="precomputed", C=1.0, tol=1e-8).fit(rbf_gram(X[lab], X[lab], 4.0) / scale,
+                                                         y_ssl[lab])  # fmt: skip
+    X_new = X[:15] + 0.05
+    expected = svc.decision_function(rbf_gram(X_new, X[lab], 4.0) / scale)
+    np.testing.assert_allclose(model.decision_function(X_new), expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("solver", ["primal", "dual"])
+def test_two_moons_one_label_per_class(solver):
+    X, y, y_ssl = _moons(n=400, seed=3, per_class=1)
+    X_test, y_test = make_two_moons(500, noise=0.08, random_state=4)
+    model = LapSVC(solver=solver, random_state=0).fit(X, y_ssl)
+    assert (model.transduction_ == y).mean() > 0.99
+    assert model.score(X_test, y_test) > 0.99
+    svm = LapSVC(solver=solver, intrinsic_reg=0.0, random_state=0).fit(X, y_ssl)
+    assert (svm.transduction_ == y).mean() < 0.95  # the graph is what separates the moons
+
+
+def test_multiclass_one_vs_rest_and_string_labels():
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 40)
+    X = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])[y] + 0.5 * rng.standard_normal((120, 2))
+    labels = np.array(["a", "b", "c"])[y].astype(object)
+    y_ssl = labels.copy()
+    y_ssl[np.setdiff1d(np.arange(120), [0, 1, 40, 41, 80, 81])] = "?"
+    for solver in ("primal", "dual"):
+        model = LapSVC(solver=solver, unlabeled="?", kernel=RBF(gamma=0.5)).fit(X, y_ssl)
+        assert model.decision_function(X).shape == (120, 3)
+        assert model.dual_coef_.shape == (120, 3) and model.intercept_.shape == (3,)
+        assert (model.predict(X) == labels).mean() > 0.95
+        np.testing.assert_array_equal(model.predict(X), model.transduction_)
+
+
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        (dict(solver="dual", loss="squared_hinge"), "hinge loss only"),
+        (dict(solver="primal", loss="hinge"), "smooth loss"),
+        (dict(solver="dual", fit_intercept=False), "fit_intercept"),
+        (dict(solver="dual", ambient_reg=0.0), "ambient_reg"),
+        (dict(huber_width=0.0), "huber_width"),
+        (dict(solver="qp"), "solver"),
+    ],
+)
+def test_bad_parameters_are_refused_with_their_name(params, match):
+    X, _, y_ssl = _moons()
+    with pytest.raises(ValueError, match=match):
+        LapSVC(**params).fit(X, y_ssl)
+
+
+def test_one_labeled_class_and_memory_budget_are_refused():
+    X, _, y_ssl = _moons()
+    one_class = np.where(y_ssl == 1, -1, y_ssl)
+    with pytest.raises(ValueError, match="class"):
+        LapSVC(solver="dual").fit(X, one_class)
+    with pytest.raises(MemoryBudgetError, match="memory_budget"):
+        LapSVC(solver="dual", memory_budget=10_000).fit(X, y_ssl)
+
+
+def _small_graph():
+    return KNNGraph(n_neighbors=3)
+
+
+@parametrize_with_checks(
+    [LapSVC(graph=_small_graph()), LapSVC(graph=_small_graph(), solver="dual")],
+    expected_failed_checks=lambda est: {
+        **DEFAULT_OBJECTS_XFAIL,
+        "check_classifiers_classes": (
+            "uses -1 as a class label, the unlabeled marker (DESIGN.md §3)"
+        ),
+        **(
+            {}
+            if est.solver == "dual"  # libsvm's iterations
+            else {
+                "check_non_transformer_estimators_n_iter": (
+                    "linear_solver='direct' performs no CG iterations (n_iter_=0)"
+                )
+            }
+        ),
+    },
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
