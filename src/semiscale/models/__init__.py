@@ -4,6 +4,7 @@ from .harmonic import HarmonicClassifier
 from .laprls import LapRLSClassifier, LapRLSRegressor
 from .lapsvm import LapSVC
 from .nystrom_laprls import NystromLapRLSClassifier, NystromLapRLSRegressor
+from .nystrom_lapsvm import NystromLapSVC
 from .poisson import PoissonClassifier
 
 __all__ = [
@@ -13,5 +14,6 @@ __all__ = [
     "LapSVC",
     "NystromLapRLSClassifier",
     "NystromLapRLSRegressor",
+    "NystromLapSVC",
     "PoissonClassifier",
 ]
