@@ -113,3 +113,18 @@ def test_heat_and_binary_have_no_local_scale():
     X = np.random.default_rng(5).normal(size=(40, 2))
     assert KNNGraph().fit(X).local_scale_ is None
     assert KNNGraph(weights="binary").fit(X).local_scale_ is None
+
+
+def test_mean_square_bandwidth_gives_paper_001s_heat_weights():
+    """bandwidth="mean-square": w = exp(−d²/β_g), β_g the mean squared directed kNN edge length
+    (the 6 nearest other points of every point, by scikit-learn as the reference)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    X = np.random.default_rng(0).standard_normal((80, 3))
+    graph = KNNGraph(n_neighbors=6, bandwidth="mean-square", method="exact").fit(X)
+    dist, _ = NearestNeighbors(n_neighbors=7).fit(X).kneighbors(X)
+    beta_g = np.mean(dist[:, 1:] ** 2)
+    assert 2 * graph.bandwidth_**2 == pytest.approx(beta_g, rel=1e-12)
+    rows, cols = graph.adjacency_.nonzero()
+    d2 = ((X[rows] - X[cols]) ** 2).sum(axis=1)
+    np.testing.assert_allclose(graph.adjacency_[rows, cols].A1, np.exp(-d2 / beta_g), rtol=1e-10)

@@ -61,9 +61,10 @@ class KNNGraph(BaseEstimator):
         regions get narrow kernels, sparse ones wide, and the weights do not change when ``X``
         is multiplied by a constant.  A point with ``σ_i = 0`` (at least ``n_neighbors`` exact
         duplicates) gets the smallest positive scale, with a warning.  ``bandwidth`` is ignored.
-    bandwidth : {"mean", "median"} or float, default="mean"
-        Heat-kernel ``σ``; ``"mean"`` is the mean length of all directed kNN edges.  Only used
-        by ``weights="heat"``.
+    bandwidth : {"mean", "median", "mean-square"} or float, default="mean"
+        Heat-kernel ``σ``; ``"mean"`` is the mean length of all directed kNN edges,
+        ``"mean-square"`` sets ``2σ²`` to their mean squared length (paper 001's
+        ``exp(−d²/β_g)``).  Only used by ``weights="heat"``.
     symmetrize : {"union", "mutual"}, default="union"
     normalized : bool, default=False
         Symmetric normalized Laplacian (isolated vertices get a zero row).

@@ -35,8 +35,13 @@ def _median(distances: np.ndarray) -> float:
     return float(np.median(distances)) if distances.size else 0.0
 
 
+def _mean_square(distances: np.ndarray) -> float:
+    # exp(−d²/(2σ²)) = exp(−d²/β_g) with β_g the mean squared edge length (paper 001 §4)
+    return float(np.sqrt(np.mean(np.square(distances)) / 2.0)) if distances.size else 0.0
+
+
 #: Data-dependent bandwidth rules: statistic of all kNN edge lengths.
-BANDWIDTHS = {"mean": _mean, "median": _median}
+BANDWIDTHS = {"mean": _mean, "median": _median, "mean-square": _mean_square}
 
 
 def resolve_bandwidth(distances: np.ndarray, bandwidth="mean") -> float:
@@ -48,7 +53,9 @@ def resolve_bandwidth(distances: np.ndarray, bandwidth="mean") -> float:
         kNN distances (every directed edge once).
     bandwidth : {"mean", "median"} or float
         ``"mean"``: ``σ = (1 / nk) Σ_i Σ_{j ∈ N_k(i)} d_ij``, the mean length of all directed kNN
-        edges; ``"median"``: their median; a positive float is returned as is.
+        edges; ``"median"``: their median; ``"mean-square"``: ``2σ² = β_g``, the mean squared
+        length of the directed kNN edges, so that the weights are paper 001's
+        ``exp(−d²/β_g)``; a positive float is returned as is.
 
     Returns
     -------

@@ -1,0 +1,174 @@
+r"""The transformed kernel K̃ of SLapCVM (paper 001 eq. 8): labeled points and edge constraints.
+
+The primal (5)–(7) of the sparsified Laplacian SVM, with the bias folded into the features
+(``φ̃(x) = [φ(x); 1]``), has one constraint per labeled point and two per graph edge; its dual
+(8) is a QP over the m + 2|E| *items*
+
+* labeled point i: ``z_i = y_i φ̃(x_i)``;
+* edge e = (u, v) with weight w, first copy (multiplier γ_e): ``z_e = ψ̃_e`` and second copy
+  (γ*_e): ``−ψ̃_e``, where ``ψ̃_e = √w (φ̃(x_u)/s(u) − φ̃(x_v)/s(v))``, ``s(u) = √d(u)`` for the
+  normalized Laplacian and 1 for the unnormalized one (eq. 3), so that its bias coordinate is
+  ``τ_e = √w (1/s(u) − 1/s(v))``,
+
+each with its own slack coordinate, and ``K̃_{ab} = z_aᵀ z_b + δ_ab c_a`` with
+``c = μm/C`` on labeled items and ``|E|μ/(Cθ)`` on edge items.  Every entry is a combination
+of at most four base-kernel values, so a block of K̃ costs O(rows · cols) kernel evaluations
+and nothing of size (m + 2|E|)² is formed.  The paper prints the labeled–edge block as
+``y_i φ(x_i)'ψ_e + τ_e``; the product of the two items' features is ``y_i (φ(x_i)'ψ_e + τ_e)``,
+which is what is computed here (the extraction dropped the parentheses).
+
+A function ``f = w̃ᵀφ̃`` with ``w̃ = Σ_a c'_a z_a`` is evaluated at new points by
+:meth:`SLapCVMKernel.expansion`: the kernel expansion over the labeled points and the two ends
+of every edge with a non-zero coefficient, plus the bias.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["SLapCVMKernel", "graph_edges"]
+
+
+def graph_edges(adjacency, normalized: bool = False):
+    """``(u, v, weight, scale)`` of every edge u < v of a symmetric weighted adjacency.
+
+    ``scale`` is s(·) of eq. (3) per *vertex*: √degree with ``normalized``, else ones.
+
+    Raises
+    ------
+    ValueError
+        When the adjacency is not square, not symmetric, or has negative weights.
+    """
+    W = sp.csr_matrix(adjacency)
+    if W.shape[0] != W.shape[1]:
+        raise ValueError(f"adjacency must be square, got shape {W.shape}")
+    if W.nnz and W.data.min() < 0:
+        raise ValueError("adjacency has negative edge weights; SLapCVM needs weights >= 0")
+    if abs(W - W.T).max() > 1e-12 * max(abs(W).max(), 1e-300):
+        raise ValueError("adjacency must be symmetric (an undirected graph)")
+    upper = sp.triu(W, k=1).tocoo()
+    keep = upper.data > 0
+    degree = np.asarray(W.sum(axis=1)).ravel()
+    scale = np.sqrt(degree) if normalized else np.ones(W.shape[0])
+    if normalized and np.any(degree[upper.row[keep]] == 0):  # pragma: no cover - keep > 0
+        raise ValueError("an edge touches a vertex of degree 0")
+    return upper.row[keep], upper.col[keep], upper.data[keep], scale
+
+
+class SLapCVMKernel:
+    """K̃ of paper 001 eq. (8) over the items ``[labeled..., edges (γ)..., edges (γ*)...]``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A resolved base kernel (``kernel(A, B)`` dense).
+    X : ndarray or sparse matrix of shape (n, d)
+        All training points.
+    labeled : ndarray of int, shape (m,)
+        Rows of the labeled points.
+    y : ndarray of shape (m,)
+        Their targets, ±1.
+    edges : tuple
+        ``(u, v, weight, scale)`` from :func:`graph_edges`.
+    labeled_ridge, edge_ridge : float
+        ``μm/C`` and ``|E|μ/(Cθ)``, added on the diagonal of the labeled and edge items.
+    """
+
+    def __init__(self, kernel, X, labeled, y, edges, labeled_ridge, edge_ridge):
+        self.kernel = kernel
+        self.X = X
+        self.labeled = np.asarray(labeled, dtype=np.intp)
+        self.y = np.asarray(y, dtype=float)
+        u, v, weight, scale = edges
+        self.u, self.v = np.asarray(u, dtype=np.intp), np.asarray(v, dtype=np.intp)
+        root = np.sqrt(np.asarray(weight, dtype=float))
+        # ψ̃_e = a_e φ̃(x_u) − b_e φ̃(x_v) and τ_e = a_e − b_e
+        self.a, self.b = root / scale[self.u], root / scale[self.v]
+        self.tau = self.a - self.b
+        self.labeled_ridge, self.edge_ridge = float(labeled_ridge), float(edge_ridge)
+        self.m, self.n_edges = self.labeled.size, self.u.size
+
+    @property
+    def n_items(self) -> int:
+        """m + 2|E|."""
+        return self.m + 2 * self.n_edges
+
+    def _terms(self, items):
+        """Each item as at most two (point row, coefficient) terms plus a bias coefficient.
+
+        Item ``t``'s feature vector is ``Σ coef·φ̃(x_row)`` restricted to φ, plus ``bias`` on
+        the bias coordinate: labeled ``y_i φ̃(x_i)``, edge copies ``±(a φ̃(x_u) − b φ̃(x_v))``.
+        """
+        items = np.asarray(items, dtype=np.intp)
+        rows = np.zeros((items.size, 2), dtype=np.intp)
+        coef = np.zeros((items.size, 2))
+        bias = np.zeros(items.size)
+        lab = items < self.m
+        rows[lab, 0] = rows[lab, 1] = self.labeled[items[lab]]
+        coef[lab, 0] = self.y[items[lab]]
+        bias[lab] = self.y[items[lab]]
+        edge = ~lab
+        e = (items[edge] - self.m) % max(self.n_edges, 1)
+        sign = np.where(items[edge] - self.m < self.n_edges, 1.0, -1.0)
+        rows[edge, 0], rows[edge, 1] = self.u[e], self.v[e]
+        coef[edge, 0], coef[edge, 1] = sign * self.a[e], -sign * self.b[e]
+        bias[edge] = sign * self.tau[e]
+        return rows, coef, bias
+
+    def block(self, rows_items, cols_items) -> np.ndarray:
+        """``K̃[rows_items][:, cols_items]`` (the slack ridge on equal items included)."""
+        r_rows, r_coef, r_bias = self._terms(rows_items)
+        c_rows, c_coef, c_bias = self._terms(cols_items)
+        r_points, r_inv = np.unique(r_rows, return_inverse=True)
+        c_points, c_inv = np.unique(c_rows, return_inverse=True)
+        K = np.asarray(self.kernel(self.X[r_points], self.X[c_points]), dtype=float)
+        r_inv, c_inv = r_inv.reshape(r_rows.shape), c_inv.reshape(c_rows.shape)
+        out = np.multiply.outer(r_bias, c_bias)
+        for p in range(2):
+            for q in range(2):
+                out += K[np.ix_(r_inv[:, p], c_inv[:, q])] * np.multiply.outer(
+                    r_coef[:, p], c_coef[:, q]
+                )
+        same = np.equal.outer(np.asarray(rows_items), np.asarray(cols_items))
+        if same.any():
+            ridge = np.where(np.asarray(rows_items) < self.m, self.labeled_ridge, self.edge_ridge)
+            out += same * ridge[:, None]
+        return out
+
+    def diag(self, items=None) -> np.ndarray:
+        """``K̃[t, t]`` for the given items (all by default), O(1) kernel values each."""
+        items = np.arange(self.n_items) if items is None else np.asarray(items, dtype=np.intp)
+        rows, coef, bias = self._terms(items)
+        k_uu = self.kernel.diag(self.X[rows[:, 0]])
+        k_vv = self.kernel.diag(self.X[rows[:, 1]])
+        k_uv = _pairwise(self.kernel, self.X, rows[:, 0], rows[:, 1])
+        value = coef[:, 0] ** 2 * k_uu + coef[:, 1] ** 2 * k_vv + 2 * coef[:, 0] * coef[:, 1] * k_uv
+        ridge = np.where(items < self.m, self.labeled_ridge, self.edge_ridge)
+        return value + bias**2 + ridge
+
+    def expansion(self, coefficients):
+        """``(points, weights, bias)`` of ``f = Σ_a coefficients_a z_a``'s kernel expansion.
+
+        ``f(x) = Σ_j weights_j k(X[points_j], x) + bias``; items with a zero coefficient add
+        nothing, so the expansion is as sparse as the coefficients.
+        """
+        coefficients = np.asarray(coefficients, dtype=float)
+        items = np.flatnonzero(coefficients)
+        rows, coef, bias = self._terms(items)
+        c = coefficients[items]
+        weights = np.zeros(self.X.shape[0])
+        np.add.at(weights, rows[:, 0], c * coef[:, 0])
+        np.add.at(weights, rows[:, 1], c * coef[:, 1])
+        points = np.flatnonzero(weights)
+        return points, weights[points], float((c * bias).sum())
+
+
+def _pairwise(kernel, X, rows_a, rows_b) -> np.ndarray:
+    """``k(X[rows_a[t]], X[rows_b[t]])`` for every t (the diagonal of a block, by chunks)."""
+    out = np.empty(rows_a.size)
+    step = 256
+    for start in range(0, rows_a.size, step):
+        a, b = rows_a[start : start + step], rows_b[start : start + step]
+        out[start : start + step] = np.diag(np.asarray(kernel(X[a], X[b])))
+    return out
