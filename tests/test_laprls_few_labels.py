@@ -293,7 +293,9 @@ def test_prior_decision_favours_the_frequent_class_on_imbalanced_data():
 
 def test_balanced_targets_add_no_prior():
     X, _, y_ssl = _blobs(labels=(6, 2, 1))
-    model = LapRLSClassifier(kernel=RBF(gamma=0.5), balanced_targets=True).fit(X, y_ssl)
+    model = LapRLSClassifier(kernel=RBF(gamma=0.5)).fit(X, y_ssl)
+    assert hasattr(model, "decision_scale_")
+    model.set_params(balanced_targets=True).fit(X, y_ssl)  # refit: no stale scale
     assert not hasattr(model, "decision_scale_")
     d = model.graph_.laplacian_.diagonal()
     D = model.decision_function(X)

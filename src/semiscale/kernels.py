@@ -434,7 +434,8 @@ class RBF(_GammaKernel):
         # matrix product (d + 2 columns), leaving one elementwise pass (exp).  No clip at 0:
         # the exponent's rounding error is ~1e-16·γ(‖a‖² + ‖b‖²) (operands far from the origin
         # are shifted first, SHIFT_RATIO), so near-duplicate pairs get 1 + O(1e-15) instead of
-        # 1, and np.minimum cost as much as 60 % of the exp pass (kernel_floor study).
+        # 1, while np.minimum cost 0.20 s against exp's 0.35 s per 4e8 float64 entries on one
+        # core of this machine (in-cache blocks; issue 12 part 4).
         B = plan[1]
         B_aug = np.empty((B.shape[0], B.shape[1] + 2), dtype=pair.dtype)
         np.multiply(B, 2.0 * self.gamma, out=B_aug[:, :-2])

@@ -442,6 +442,7 @@ class SSLClassifierMixin(ClassifierMixin):
         self.classes_ = targets.classes
         decision = self._fit_problem(X, Y, targets.labeled, laplacian, y=y)
         balanced = bool(getattr(self, "balanced_targets", False))
+        self.__dict__.pop("decision_scale_", None)  # from an earlier fit
         if self._prior_decision and self._zero_mean_targets and self._squared_loss():
             decision = decision if balanced else self._add_labeled_prior(decision, Y, targets)
         self.transduction_ = self._labels_from_decision(decision)
