@@ -160,3 +160,56 @@ def test_cvm_refuses_a_core_set_too_small_for_the_labels():
     K = SLapCVMKernel(RBF(gamma=0.5), X, labeled, y, edges, 1.0, 1.0)
     with pytest.raises(ValueError, match="max_core_set"):
         core_vector_machine(K, 2.0, initial=np.arange(labeled.size), max_core_set=2)
+
+
+def test_a_vanishing_tube_recovers_the_two_norm_lapsvm():
+    """Paper 001 §3.1: with ε̄ = 0 the primal (5) is the two-norm LapSVM with a penalised bias,
+    ‖w‖² + b² + C/(mμ) Σ max(0, 1 − y f)² + Cθ/(|E|μ) Σ_e w_e (f_u − f_v)².  μ sets ε̄ (it
+    falls as μ grows, and turns negative: the dual does not impose ε̄ ≥ 0), so μ is bisected to
+    ε̄ = 0 — read from the KKT conditions, ε̄ = 1 − ξ_i − y_i f(x_i) with ξ_i = mμ α_i on a
+    labeled item in the support — and the dual's recovered f must then equal the minimiser of
+    that problem, found by L-BFGS over f = Σ_j α_j k(x_j, ·) + b on all points."""
+    X, W, labeled, y, edges = _problem(normalized=False, seed=4)
+    kernel = RBF(gamma=0.5)
+    K = kernel(X, X)
+    m, n_edges = labeled.size, edges[0].size
+    C, theta = 10.0, 100.0
+
+    def dual_fit(mu):
+        K_t = SLapCVMKernel(kernel, X, labeled, y, edges, mu * m / C, n_edges * mu / (C * theta))
+        items = np.arange(K_t.n_items)
+        alpha = simplex_qp_smo(K_t.block(items, items), np.where(items < m, 2.0 / C, 0.0),
+                               tol=1e-13, max_iter=10**6).alpha  # fmt: skip
+        points, weights, bias = K_t.expansion(C * alpha)
+        f = K[:, points] @ weights + bias
+        i = int(np.argmax(alpha[:m]))  # a labeled item in the support
+        return f, 1.0 - m * mu * alpha[i] - y[i] * f[labeled[i]]
+
+    low, high = np.log(1e-3 / m), np.log(1e3 / m)
+    assert dual_fit(np.exp(low))[1] > 0 > dual_fit(np.exp(high))[1]
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if dual_fit(np.exp(mid))[1] > 0 else (low, mid)
+    mu = np.exp((low + high) / 2)
+    f_dual, eps_bar = dual_fit(mu)
+    assert abs(eps_bar) < 1e-8
+
+    u, v, w, _ = edges
+    lab_w, edge_w = C / (m * mu), C * theta / (n_edges * mu)
+
+    def objective(params):
+        a, b = params[:-1], params[-1]
+        f = K @ a + b
+        slack = np.maximum(0.0, 1.0 - y * f[labeled])
+        diff = np.sqrt(w) * (f[u] - f[v])
+        value = a @ K @ a + b * b + lab_w * slack @ slack + edge_w * diff @ diff
+        g_f = np.zeros_like(f)
+        np.add.at(g_f, labeled, -2 * lab_w * slack * y)
+        np.add.at(g_f, u, 2 * edge_w * np.sqrt(w) * diff)
+        np.add.at(g_f, v, -2 * edge_w * np.sqrt(w) * diff)
+        return value, np.r_[2 * K @ a + K @ g_f, 2 * b + g_f.sum()]
+
+    res = minimize(objective, np.zeros(X.shape[0] + 1), jac=True, method="L-BFGS-B",
+                   options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-12})  # fmt: skip
+    f_primal = K @ res.x[:-1] + res.x[-1]
+    np.testing.assert_allclose(f_dual, f_primal, atol=1e-4 * np.abs(f_primal).max())
