@@ -17,6 +17,7 @@ from sklearn.metrics.pairwise import (
 from semiscale.kernels import (
     MEDIAN_SAMPLE_SIZE,
     RBF,
+    Kernel,
     Laplacian,
     Linear,
     Polynomial,
@@ -343,3 +344,28 @@ def test_rbf_blocks_of_near_duplicates_are_within_rounding_of_one():
     np.testing.assert_allclose(K, exact, rtol=1e-12, atol=1e-13)
     assert np.all(K <= 1.0 + 1e-12)
     np.testing.assert_array_equal(np.diag(kernel(A)), 1.0)
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("fmt", ["dense", "sparse", "dense-sparse"])
+def test_paired_is_the_diagonal_of_the_cross_matrix(name, fmt):
+    kernel, ref = CASES[name]
+    A, _ = _data(n=150)
+    B = A[::-1] + 0.3
+    A_in = _sparse(A, 1) if fmt == "sparse" else A
+    B_in = _sparse(B, 2) if fmt != "dense" else B
+    dense = lambda M: M.toarray() if sp.issparse(M) else M  # noqa: E731
+    expected = np.diagonal(ref(dense(A_in), dense(B_in)))
+    np.testing.assert_allclose(kernel.paired(A_in, B_in), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_paired_generic_fallback_and_shape_check():
+    class Scaled(RBF):  # a kernel without its own _paired: the diagonals of small blocks
+        def _paired(self, A, B):
+            return Kernel._paired(self, A, B)
+
+    A, _ = _data(n=150)
+    B = A + 0.1
+    np.testing.assert_allclose(Scaled(0.7).paired(A, B), RBF(0.7).paired(A, B), rtol=1e-12)
+    with pytest.raises(ValueError, match="same shape"):
+        RBF(0.7).paired(A, B[:-1])

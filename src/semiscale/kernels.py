@@ -59,6 +59,25 @@ LOCAL_NEIGHBOR = 8
 _HEURISTICS = ("local", "median", "mean")
 #: numpy's broadcasting in-place ufuncs (``D += b[None, :]``) allocate one 8192-item buffer.
 _UFUNC_BUFFER_BYTES = 8192 * 8 + 4096
+#: Rows per block of :meth:`Kernel.paired`'s generic fallback (a block's diagonal is kept).
+PAIRED_CHUNK = 64
+
+
+def _row_dots(A, B) -> np.ndarray:
+    """``A[i]·B[i]`` for every row (dense or sparse operands, float64)."""
+    if sp.issparse(A) or sp.issparse(B):
+        return np.asarray(sp.csr_matrix(A).multiply(sp.csr_matrix(B)).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", A, B, dtype=np.float64)
+
+
+def _row_distances(A, B, metric: str) -> np.ndarray:
+    """``‖A[i] − B[i]‖₂²`` (``metric="l2"``) or ``‖A[i] − B[i]‖₁`` for every row."""
+    if sp.issparse(A) or sp.issparse(B):
+        D = sp.csr_matrix(A, dtype=np.float64) - sp.csr_matrix(B, dtype=np.float64)
+        values = D.multiply(D) if metric == "l2" else abs(D)
+        return np.asarray(values.sum(axis=1)).ravel()
+    D = np.asarray(A, dtype=np.float64) - B
+    return np.einsum("ij,ij->i", D, D) if metric == "l2" else np.abs(D).sum(axis=1)
 
 
 # --------------------------------------------------------------------------- converters
@@ -287,6 +306,25 @@ class Kernel(BaseEstimator, metaclass=ABCMeta):
         A = _check_input(A, "A")
         return self._diag(A).astype(result_dtype(A), copy=False)
 
+    def paired(self, A, B) -> np.ndarray:
+        """``k(A[i], B[i])`` for every row i, shape (len(A),), without forming ``K(A, B)``.
+
+        O(n·d) for the built-in kernels; other kernels fall back to the diagonals of small
+        blocks (:data:`PAIRED_CHUNK` rows at a time).
+        """
+        self._check_params()
+        A, B = _check_input(A, "A"), _check_input(B, "B")
+        if A.shape != B.shape:
+            raise ValueError(f"A and B must have the same shape, got {A.shape} and {B.shape}")
+        return np.asarray(self._paired(A, B)).astype(result_dtype(A, B), copy=False)
+
+    def _paired(self, A, B) -> np.ndarray:
+        out = np.empty(A.shape[0])
+        for start in range(0, A.shape[0], PAIRED_CHUNK):
+            rows = slice(start, start + PAIRED_CHUNK)
+            out[rows] = np.diagonal(self(A[rows], B[rows]))
+        return out
+
     def blocks(self, A, B=None, memory_budget=None, *, out=None, max_rows=None):
         """Iterate over ``(rows, K[rows, :])`` with each block's temporaries within the budget.
 
@@ -391,6 +429,9 @@ class _GammaKernel(Kernel):
 
     def _diag(self, A):
         return np.ones(A.shape[0])
+
+    def _paired(self, A, B):
+        return np.exp(-self.gamma * _row_distances(A, B, self._metric))
 
 
 class RBF(_GammaKernel):
@@ -532,6 +573,9 @@ class Linear(Kernel):
     def _diag(self, A):
         return _sq_norms(A)
 
+    def _paired(self, A, B):
+        return _row_dots(A, B)
+
 
 class Polynomial(Kernel):
     r"""Polynomial kernel :math:`k(a, b) = (γ\,a·b + c_0)^d`.
@@ -571,3 +615,6 @@ class Polynomial(Kernel):
 
     def _diag(self, A):
         return (self.gamma * _sq_norms(A) + self.coef0) ** int(self.degree)
+
+    def _paired(self, A, B):
+        return (self.gamma * _row_dots(A, B) + self.coef0) ** int(self.degree)

@@ -142,7 +142,7 @@ class SLapCVMKernel:
         rows, coef, bias = self._terms(items)
         k_uu = self.kernel.diag(self.X[rows[:, 0]])
         k_vv = self.kernel.diag(self.X[rows[:, 1]])
-        k_uv = _pairwise(self.kernel, self.X, rows[:, 0], rows[:, 1])
+        k_uv = self.kernel.paired(self.X[rows[:, 0]], self.X[rows[:, 1]])
         value = coef[:, 0] ** 2 * k_uu + coef[:, 1] ** 2 * k_vv + 2 * coef[:, 0] * coef[:, 1] * k_uv
         ridge = np.where(items < self.m, self.labeled_ridge, self.edge_ridge)
         return value + bias**2 + ridge
@@ -162,13 +162,3 @@ class SLapCVMKernel:
         np.add.at(weights, rows[:, 1], c * coef[:, 1])
         points = np.flatnonzero(weights)
         return points, weights[points], float((c * bias).sum())
-
-
-def _pairwise(kernel, X, rows_a, rows_b) -> np.ndarray:
-    """``k(X[rows_a[t]], X[rows_b[t]])`` for every t (the diagonal of a block, by chunks)."""
-    out = np.empty(rows_a.size)
-    step = 256
-    for start in range(0, rows_a.size, step):
-        a, b = rows_a[start : start + step], rows_b[start : start + step]
-        out[start : start + step] = np.diag(np.asarray(kernel(X[a], X[b])))
-    return out
