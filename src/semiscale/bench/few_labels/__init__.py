@@ -75,6 +75,17 @@ def setting(per_class: int) -> str:
     return f"{per_class}/class"
 
 
+def log_fit(ctx, what: str, rec: dict) -> None:
+    """One log line for a fit's record: its accuracy and seconds, or its error."""
+    acc = rec.get("accuracy")
+    outcome = (
+        f"{100 * acc:.1f} %, {rec['fit_seconds']:.2f} s"
+        if acc is not None
+        else f"FAILED {rec['error']}"
+    )
+    ctx.log(f"{what}: {outcome}")
+
+
 def run_fits(bench, protocol, store, ctx) -> None:
     """Every (dataset, labels per class, trial, method) not yet recorded, recorded."""
     from ...graph import KNNGraph
@@ -120,12 +131,7 @@ def run_fits(bench, protocol, store, ctx) -> None:
                     rec.update(estimator_facts(est))
                 store.put("fits", name, meth, t, setting(k), **rec)
                 bar.update()
-                acc = rec.get("accuracy")
-                ctx.log(
-                    f"{name}: {meth} {setting(k)} trial {t}: "
-                    + (f"{100 * acc:.1f} %, {rec['fit_seconds']:.2f} s" if acc is not None
-                       else f"FAILED {rec['error']}")
-                )  # fmt: skip
+                log_fit(ctx, f"{name}: {meth} {setting(k)} trial {t}", rec)
             del graph, L
 
 

@@ -64,7 +64,7 @@ def held_out_record(est, fit, X_test, y_test) -> dict:
 def run_inductive(bench, protocol, store, ctx) -> None:
     """Every (dataset, trial, labels per class, method) of the inductive experiment, recorded."""
     from ..harness import Sizes
-    from . import draw_labels, load, setting
+    from . import draw_labels, load, log_fit, setting
 
     names = [n for n in ctx.datasets if n in protocol.inductive_datasets]
     with ctx.fits(total=0) as bar:
@@ -90,9 +90,4 @@ def run_inductive(bench, protocol, store, ctx) -> None:
                 rec = held_out_record(est, fit, X_test, y_test)
                 store.put("inductive", name, meth, t, setting(k), **rec)
                 bar.update()
-                acc = rec.get("accuracy")
-                ctx.log(
-                    f"{name}: inductive {meth} {setting(k)} trial {t}: "
-                    + (f"{100 * acc:.1f} %, {rec['fit_seconds']:.2f} s" if acc is not None
-                       else f"FAILED {rec['error']}")
-                )  # fmt: skip
+                log_fit(ctx, f"{name}: inductive {meth} {setting(k)} trial {t}", rec)
