@@ -60,3 +60,26 @@ def test_kernel_floor_model_and_report(tmp_path):
     text = (tmp_path / "README.md").read_text()
     assert text.count("| PASS |") == 2 and text.count("| FAIL |") == 1
     assert "**FAIL** over every row; H·α (r = 1): **PASS**" in text
+
+
+def test_nystrom_span_summary_and_report(tmp_path):
+    """Means, the not-converged flag and the table of the nystrom_span study, on made-up fits."""
+    from semiscale.bench.studies import nystrom_span as ns
+
+    default = next(iter(ns.VARIANTS))
+    records = [
+        {"dataset": "usps", "per_class": 1, "trial": t, "variant": default, "accuracy": acc,
+         "seconds": sec, "converged": conv, "gamma": 0.1}
+        for t, (acc, sec, conv) in enumerate([(0.6, 1.0, True), (0.8, 3.0, False)])
+    ]  # fmt: skip
+    records.append({"dataset": "mnist", "per_class": 3, "trial": 0, "variant": ns.LABEL_SPREADING,
+                    "accuracy": 0.5, "seconds": 2.0, "converged": None, "gamma": None})  # fmt: skip
+    summary = ns.summarize(records)
+    cell = next(s for s in summary if s["variant"] == default)
+    assert cell["mean"] == pytest.approx(0.7) and cell["std"] == pytest.approx(0.1)
+    assert cell["seconds"] == 2.0 and cell["trials"] == 2 and not cell["all_converged"]
+    results = {"summary": summary, "commit": "abc", "machine": {"platform": "p", "python": "3"}}
+    ns.write_report(results, tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    assert f"| {default} | 70.0 ± 10.0 [2.0 s] (not converged) | — | — | — |" in text
+    assert f"| {ns.LABEL_SPREADING} | — | — | — | 50.0 ± 0.0 [2.0 s] |" in text
