@@ -6,6 +6,7 @@ from .lapsvm import LapSVC
 from .nystrom_laprls import NystromLapRLSClassifier, NystromLapRLSRegressor
 from .nystrom_lapsvm import NystromLapSVC
 from .poisson import PoissonClassifier
+from .slapcvm import SparseLapCVMClassifier, SparseLapCVMRegressor
 
 __all__ = [
     "HarmonicClassifier",
@@ -16,4 +17,6 @@ __all__ = [
     "NystromLapRLSRegressor",
     "NystromLapSVC",
     "PoissonClassifier",
+    "SparseLapCVMClassifier",
+    "SparseLapCVMRegressor",
 ]

@@ -16,6 +16,10 @@ random, and stop when the furthest of them lies within ``(1 + ε) R`` — with 5
 furthest is among the 5 % furthest items with probability 0.95 (the probabilistic speed-up) —
 else add it to S.  Only ``K̃_SS`` (``|S|²`` entries) and the candidates' rows against S are formed;
 η is the largest ``K̃_aa − (2/C)·1_ℓ(a)`` over all items (one O(1) diagonal entry each).
+
+The regressor's dual has two items per labeled point, with linear terms ``±2y_i/C`` (of any
+sign) in place of ``2/C``; everything above holds with that vector ``v`` in place of
+``(2/C)·1_ℓ``: ``Δ_a = η − K̃_aa + v_a ≥ 0`` for ``η = max_a (K̃_aa − v_a)``.
 """
 
 from __future__ import annotations
@@ -68,8 +72,9 @@ def core_vector_machine(
     ----------
     kernel : SLapCVMKernel
         K̃ (``block``, ``diag``, ``n_items``, ``m``: items below ``m`` are the labeled ones).
-    labeled_weight : float
-        ``2/C``, the linear term of the labeled items.
+    labeled_weight : float or ndarray of shape (kernel.m,)
+        The linear term of the labeled items: ``2/C`` for classification (eq. 8), or one value
+        per labeled item (``±2y_i/C`` for the regressor's two items per labeled point).
     initial : ndarray of int
         The initial core set (the labeled items).
     tol : float, default=1e-4
@@ -95,7 +100,12 @@ def core_vector_machine(
             "labeled points; raise max_core_set to at least the number of labeled points"
         )
     n_items, m = kernel.n_items, kernel.m
-    linear = lambda items: np.where(np.asarray(items) < m, labeled_weight, 0.0)  # noqa: E731
+    labeled_linear = np.broadcast_to(np.asarray(labeled_weight, dtype=float), (m,))
+
+    def linear(items):
+        items = np.asarray(items, dtype=np.intp)
+        return np.where(items < m, labeled_linear[np.minimum(items, m - 1)], 0.0)
+
     eta = float(np.max(kernel.diag() - linear(np.arange(n_items))))
     core = list(initial)
     in_core = np.zeros(n_items, dtype=bool)

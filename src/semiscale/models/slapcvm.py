@@ -1,0 +1,435 @@
+r"""SLapCVM: the Laplacian SVM with a sparsified manifold regularizer, by the Core Vector Machine.
+
+Paper 001 (Tsang & Kwok): the manifold term of LapSVM with the squared edge differences replaced
+by ε̄-insensitive ones (eq. 4), two-norm slacks and a penalised bias (primal (5)–(7)), whose dual
+(8) over the labeled items and the ``2|E|`` edge constraints is a center-constrained minimum
+enclosing ball (9), solved by the CVM (:func:`~semiscale.solvers.cvm.core_vector_machine`).
+The predictor keeps only the core set's terms: a kernel expansion over the labeled points and
+the ends of the edges whose constraint is active.
+
+What the tube width does (measured, ``benchmarks/results/slapcvm_tube/``): μ sets ε̄ as ν sets
+the tube in ν-SVR.  On 1,000 two-moons points with one label per class (the paper's kernel
+``RBF(gamma=4.0)``, C = 100, θ = 100·``|E|``/m, ``tol=1e-6``), the paper's ``mμ = 1`` leaves
+weighted edge differences up to 0.1, within which the decision decays away from the two
+labeled points for free, so the labels do not travel along the moons: 73.0 % test accuracy
+from 19 support points.  Accuracy rises as μ narrows the tube — 86.8 % at ``mμ = 30`` (182
+points), 99.5 % at ``mμ = 100`` — but then 943 of the 1,000 points are in the support and the
+fit takes 229 s.  With the default ``tol=1e-4`` the CVM stops earlier and the accuracy jumps
+between 72 % and 97 % across μ.  The paper's 100 % with sparse solutions was not reproduced.
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import HasMethods, Interval
+
+from .._random import RANDOM_STATE_CONSTRAINT, as_random_state
+from ..graph import KNNGraph
+from ..kernels import RBF, Kernel
+from ..solvers.cvm import core_vector_machine
+from ..solvers.slapcvm_kernel import SLapCVMKernel, graph_edges
+from ._base import (
+    UNLABELED_CONSTRAINT,
+    ManifoldMixin,
+    SSLClassifierMixin,
+    SSLRegressorMixin,
+    _check_fit_laplacian,
+)
+
+__all__ = ["SLAPCVM_GRAPH", "SLAPCVM_KERNEL", "SparseLapCVMClassifier", "SparseLapCVMRegressor"]
+
+#: Paper 001 §4's kernel preset: the Gaussian kernel exp(−‖x − z‖²/β), β the mean squared
+#: distance of the points to their mean.
+SLAPCVM_KERNEL = RBF(gamma="mean")
+#: Paper 001 §4's graph preset: the 6-NN graph with weights exp(−d²/β_g), β_g the mean squared
+#: edge length, unnormalized Laplacian.
+SLAPCVM_GRAPH = KNNGraph(n_neighbors=6, bandwidth="mean-square")
+
+
+class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
+    """The fit shared by the classifier and the regressor: graph → edges → one CVM per column.
+
+    Subclasses define :meth:`_labeled_items`: the labeled items' point rows, signs and linear
+    terms for one column of targets.
+    """
+
+    _parameter_constraints: dict = {
+        "kernel": [Kernel, None],
+        "graph": [HasMethods(["fit"]), None],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "mu": [Interval(Real, 0, None, closed="neither"), None],
+        "theta": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_core_set": [Interval(Integral, 1, None, closed="left")],
+        "n_candidates": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "verbose": ["verbose"],
+    }
+    _default_kernel = SLAPCVM_KERNEL
+    #: Items per labeled point (1 for the classifier's margin, 2 for the regressor's tube).
+    _items_per_label = 1
+
+    def _squared_loss(self) -> bool:
+        return False
+
+    def _edges(self, X, laplacian, random_state):
+        """``graph_edges`` of the fitted graph, or of ``−offdiag(laplacian)`` when given."""
+        if laplacian is not None:
+            L = sp.csr_matrix(_check_fit_laplacian(laplacian, X.shape[0]))
+            adjacency = -(L - sp.diags(L.diagonal()))
+            adjacency.eliminate_zeros()
+            self.graph_ = None
+            return graph_edges(adjacency, normalized=False)
+        graph = (
+            self._graph_to_fit()
+            if self.graph is not None
+            else KNNGraph(n_neighbors=6, bandwidth="mean-square")
+        )
+        if "random_state" in graph.get_params() and graph.get_params()["random_state"] is None:
+            graph.set_params(random_state=random_state)
+        self.graph_ = graph.fit(X)
+        return graph_edges(self.graph_.adjacency_, bool(getattr(graph, "normalized", False)))
+
+    def _fit_problem(self, X, Y, labeled, laplacian, y=None):
+        start = time.perf_counter()
+        labeled = np.flatnonzero(labeled)
+        m = labeled.size
+        if self.max_core_set < self._items_per_label * m:
+            raise ValueError(
+                f"max_core_set={self.max_core_set} is smaller than the "
+                f"{self._items_per_label * m} labeled items ({m} labeled points), which form "
+                "the initial core set; raise max_core_set"
+            )
+        random_state = as_random_state(self.random_state)
+        edges = self._edges(X, laplacian, random_state)
+        self.n_edges_ = int(edges[0].size)
+        if self.n_edges_ == 0:
+            raise ValueError(
+                "the graph has no edges, so there is no manifold constraint; check graph "
+                "(n_neighbors) and that X has distinct points"
+            )
+        graph_seconds = time.perf_counter() - start
+        kernel = self.kernel if self.kernel is not None else SLAPCVM_KERNEL
+        self.kernel_ = kernel.fit(X, y, laplacian=None, random_state=random_state)
+        mu = 1.0 / m if self.mu is None else float(self.mu)
+        labeled_ridge = mu * m / self.C
+        edge_ridge = self.n_edges_ * mu / (self.C * self.theta)
+        tic = time.perf_counter()
+        expansions, self.core_set_size_, iterations, converged = [], [], [], True
+        for c in range(Y.shape[1]):
+            rows, signs, linear = self._labeled_items(labeled, Y[labeled, c])
+            K = SLapCVMKernel(self.kernel_, X, rows, signs, edges, labeled_ridge, edge_ridge)
+            result = core_vector_machine(
+                K,
+                linear,
+                initial=np.arange(rows.size),
+                tol=self.tol,
+                max_core_set=self.max_core_set,
+                n_candidates=self.n_candidates,
+                random_state=random_state,
+                verbose=self.verbose,
+            )
+            coef = np.zeros(K.n_items)
+            coef[result.core_set] = self.C * result.alpha  # w = C Σ α_a z_a (§3.1)
+            expansions.append(K.expansion(coef))
+            self.core_set_size_.append(int(result.core_set.size))
+            iterations.append(result.n_iter)
+            converged &= result.converged
+        self.support_ = np.unique(np.concatenate([points for points, _, _ in expansions]))
+        self.n_support_ = int(self.support_.size)
+        self.dual_coef_ = np.zeros((self.n_support_, Y.shape[1]))
+        for c, (points, weights, _) in enumerate(expansions):
+            self.dual_coef_[np.searchsorted(self.support_, points), c] = weights
+        self.intercept_ = np.array([bias for _, _, bias in expansions])
+        self.X_fit_ = X[self.support_]
+        self.n_iter_ = max(iterations)
+        self.converged_ = bool(converged)
+        solve_seconds = time.perf_counter() - tic
+        decision = self._raw_decision(X)
+        self.timings_ = {
+            "graph": graph_seconds,
+            "solve": solve_seconds,
+            "total": time.perf_counter() - start,
+        }
+        return decision
+
+
+class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
+    """Sparsified Laplacian core vector machine for classification (paper 001, "SLapCVM").
+
+    Solves the primal (paper 001 eq. 5–7), with ``f(x) = wᵀφ(x) + b``,
+
+    ``min ‖w‖² + b² + C/(mμ) Σ_i ξ_i² + 2Cε̄ + Cθ/(|E|μ) Σ_e (ζ_e² + ζ_e*²)`` subject to
+    ``y_i f(x_i) ≥ 1 − ε̄ − ξ_i`` on the m labeled points and
+    ``|√w_e (f(x_u)/s(u) − f(x_v)/s(v))| ≤ ε̄ + ζ_e`` on every edge e = (u, v) of the graph
+    (s = 1, or √degree with a normalized graph),
+
+    through its dual (8): a QP over the simplex in the ``m + 2|E|`` items of the transformed
+    kernel K̃ (:class:`~semiscale.solvers.slapcvm_kernel.SLapCVMKernel`, every entry from at most
+    four base-kernel values), read as a center-constrained MEB (9) and solved by the Core Vector
+    Machine (:func:`~semiscale.solvers.cvm.core_vector_machine`: core set grown from the labeled
+    points, furthest of 59 random candidates, SMO on the core set, stop at a ``(1 + tol)``
+    ball).  ``w`` and ``b`` come from the KKT conditions of §3.1, so the predictor is a kernel
+    expansion over the core set's points only (``support_``).  Memory beyond the graph:
+    ``O(|S|²)`` for a core set S.  One-vs-rest (±1 targets) for several classes.
+    ``y == unlabeled`` marks unlabeled points.
+
+    The tube ε̄ trades sparsity for how far the labels travel: see the module docstring and
+    ``benchmarks/results/slapcvm_tube/`` before relying on the paper's ``mμ = 1``.
+
+    Parameters
+    ----------
+    kernel : Kernel or None, default=RBF(gamma="mean")
+        The base kernel; the default is paper 001's exp(−‖x − z‖²/β), β the mean squared
+        distance of the points to their mean (None also means it).  The paper's two-moons
+        experiment uses ``RBF(gamma=4.0)`` (β = 0.25).
+    graph : KNNGraph or None, default=KNNGraph(n_neighbors=6, bandwidth="mean-square")
+        The graph whose edges become constraints (paper 001's 6-NN graph with weights
+        exp(−d²/β_g), β_g the mean squared edge length); ``graph.normalized`` selects the
+        normalized form of eq. (3) (s(u) = √degree).  Ignored when ``fit`` gets ``laplacian=``.
+    C : float, default=100.0
+        Weight of the slacks and of the tube (paper 001's C; the paper tunes it on a
+        validation set).  The default is measured: at C = 1 the penalised ‖w‖² + b² dominates
+        and the fit is nearly constant (training R² 0.09 on scikit-learn's regression check
+        data, 0.58 at C = 10, 0.79 at C = 100, 0.78 at C = 1,000; ``check_regressors_train``
+        in ``tests/test_slapcvm.py`` needs more than 0.5).
+    mu : float or None, default=None
+        μ of eq. (5), which sets the tube width ε̄ (as ν in ν-SVR): larger μ, narrower tube and
+        more active edges.  None: ``1/m`` (the paper's ``mμ = 1``), m the number of labeled
+        points.
+    theta : float, default=1.0
+        θ of eq. (5): the edge slacks weigh ``Cθ/(|E|μ)`` against ``C/(mμ)`` for the labeled
+        ones, so the manifold term matters once θ is of the order of ``|E|/m``.
+    tol : float, default=1e-4
+        ε of the CVM's ``(1 + ε)``-approximate ball.
+    max_core_set : int, default=5000
+        Largest core set; reaching it first gives a ConvergenceWarning.  The core set's K̃
+        block takes ``8·max_core_set²`` bytes at most (200 MB at 5,000).
+    n_candidates : int, default=59
+        Items outside the core set drawn per CVM iteration (the paper's probabilistic
+        speed-up: the furthest of 59 is among the 5 % furthest with probability 0.95).  The
+        CVM stops when the furthest candidate is inside the ``(1 + tol)`` ball, so a few
+        violating items can go unseen; a value at least ``m + 2|E|`` checks every item and
+        gives the exact ``(1 + tol)`` ball, at ``|S|`` K̃ entries per item per iteration.
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds the CVM's candidate draws, the kernel width's sample and the graph's search.
+    verbose : int, default=0
+        Progress of the core set on stderr when > 0.
+    unlabeled : int, float, str or None, default=-1
+        The marker of unlabeled points in ``y``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    kernel_ : Kernel
+        The base kernel with its width resolved.
+    graph_ : KNNGraph or None
+        The fitted graph (None when ``fit`` got ``laplacian=``).
+    X_fit_ : ndarray or sparse matrix of shape (n_support, n_features)
+        The points of the expansion (``X[support_]``).
+    support_ : ndarray of shape (n_support,)
+        Their rows in the training data: labeled points and ends of active edges.
+    n_support_ : int
+        ``len(support_)``.
+    dual_coef_ : ndarray of shape (n_support, n_outputs)
+        Expansion weights (one column per binary problem or target).
+    intercept_ : ndarray of shape (n_outputs,)
+        The bias b of each problem.
+    core_set_size_ : list of int
+        The CVM's core set size per problem.
+    n_iter_ : int
+        Core-set iterations (largest over the problems).
+    converged_ : bool
+        Whether every CVM reached its ``(1 + tol)`` ball.
+    n_edges_ : int
+        The number of graph edges ``|E|`` (the edge constraints number ``2|E|``).
+    timings_ : dict
+        Seconds in the graph, the solve and in total.
+    transduction_ : ndarray of shape (n_samples,)
+        Predicted labels of the training points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import make_two_moons
+    >>> from semiscale.kernels import RBF
+    >>> from semiscale.models import SparseLapCVMClassifier
+    >>> X, y = make_two_moons(1000, noise=0.1, random_state=0)
+    >>> y_ssl = np.full_like(y, -1)
+    >>> y_ssl[[np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]]] = [0, 1]
+    >>> model = SparseLapCVMClassifier(kernel=RBF(gamma=4.0), C=100.0, theta=1e5,
+    ...                                random_state=0).fit(X, y_ssl)
+    >>> model.converged_, bool(model.n_support_ < 100)
+    (True, True)
+    """
+
+    _parameter_constraints: dict = {
+        **_SparseLapCVMBase._parameter_constraints,
+        **UNLABELED_CONSTRAINT,
+    }
+    _zero_mean_targets = False
+    _centre_decision = False
+    _prior_decision = False
+
+    def __init__(
+        self,
+        kernel=SLAPCVM_KERNEL,
+        graph=SLAPCVM_GRAPH,
+        C=100.0,
+        mu=None,
+        theta=1.0,
+        tol=1e-4,
+        max_core_set=5000,
+        n_candidates=59,
+        random_state=None,
+        verbose=0,
+        unlabeled=-1,
+    ):
+        self.kernel = kernel
+        self.graph = graph
+        self.C = C
+        self.mu = mu
+        self.theta = theta
+        self.tol = tol
+        self.max_core_set = max_core_set
+        self.n_candidates = n_candidates
+        self.random_state = random_state
+        self.verbose = verbose
+        self.unlabeled = unlabeled
+
+    def _labeled_items(self, labeled, targets):
+        """One item ``y_i φ̃(x_i)`` per labeled point, linear term ``2/C`` (eq. 8)."""
+        return labeled, np.where(targets > 0, 1.0, -1.0), 2.0 / self.C
+
+
+class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
+    """Sparsified Laplacian core vector machine for regression (paper 001 §3, "SLapCVM").
+
+    The classifier's primal with the margin constraints replaced by an ε̄-insensitive tube
+    around the targets (paper 001 §3.1, last paragraph, and eq. 12 for the manifold-free case):
+
+    ``min ‖w‖² + b² + C/(mμ) Σ_i (ξ_i² + ξ_i*²) + 2Cε̄ + Cθ/(|E|μ) Σ_e (ζ_e² + ζ_e*²)``
+    subject to ``y_i − f(x_i) ≤ ε̄ + ξ_i``, ``f(x_i) − y_i ≤ ε̄ + ξ_i*`` and the edge
+    constraints of :class:`SparseLapCVMClassifier`.  Its dual has two items per labeled point,
+    ``±φ̃(x_i)`` with linear terms ``±2y_i/C``, plus the ``2|E|`` edge items, over the simplex: the
+    same center-constrained MEB, solved by the same CVM.  Without edges (θ → 0) it is the
+    two-norm ε-SVR with a penalised bias of eq. (12), whose tube width μ sets.  One CVM per
+    target column; ``NaN`` marks unlabeled points.
+
+    Parameters
+    ----------
+    kernel : Kernel or None, default=RBF(gamma="mean")
+        The base kernel; the default is paper 001's exp(−‖x − z‖²/β), β the mean squared
+        distance of the points to their mean (None also means it).  The paper's two-moons
+        experiment uses ``RBF(gamma=4.0)`` (β = 0.25).
+    graph : KNNGraph or None, default=KNNGraph(n_neighbors=6, bandwidth="mean-square")
+        The graph whose edges become constraints (paper 001's 6-NN graph with weights
+        exp(−d²/β_g), β_g the mean squared edge length); ``graph.normalized`` selects the
+        normalized form of eq. (3) (s(u) = √degree).  Ignored when ``fit`` gets ``laplacian=``.
+    C : float, default=100.0
+        Weight of the slacks and of the tube (paper 001's C; the paper tunes it on a
+        validation set).  The default is measured: at C = 1 the penalised ‖w‖² + b² dominates
+        and the fit is nearly constant (training R² 0.09 on scikit-learn's regression check
+        data, 0.58 at C = 10, 0.79 at C = 100, 0.78 at C = 1,000; ``check_regressors_train``
+        in ``tests/test_slapcvm.py`` needs more than 0.5).
+    mu : float or None, default=None
+        μ of eq. (5), which sets the tube width ε̄ (as ν in ν-SVR): larger μ, narrower tube and
+        more active edges.  None: ``1/m`` (the paper's ``mμ = 1``), m the number of labeled
+        points.
+    theta : float, default=1.0
+        θ of eq. (5): the edge slacks weigh ``Cθ/(|E|μ)`` against ``C/(mμ)`` for the labeled
+        ones, so the manifold term matters once θ is of the order of ``|E|/m``.
+    tol : float, default=1e-4
+        ε of the CVM's ``(1 + ε)``-approximate ball.
+    max_core_set : int, default=5000
+        Largest core set; reaching it first gives a ConvergenceWarning.  The core set's K̃
+        block takes ``8·max_core_set²`` bytes at most (200 MB at 5,000).
+    n_candidates : int, default=59
+        Items outside the core set drawn per CVM iteration (the paper's probabilistic
+        speed-up: the furthest of 59 is among the 5 % furthest with probability 0.95).  The
+        CVM stops when the furthest candidate is inside the ``(1 + tol)`` ball, so a few
+        violating items can go unseen; a value at least ``m + 2|E|`` checks every item and
+        gives the exact ``(1 + tol)`` ball, at ``|S|`` K̃ entries per item per iteration.
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds the CVM's candidate draws, the kernel width's sample and the graph's search.
+    verbose : int, default=0
+        Progress of the core set on stderr when > 0.
+
+    Attributes
+    ----------
+    kernel_ : Kernel
+        The base kernel with its width resolved.
+    graph_ : KNNGraph or None
+        The fitted graph (None when ``fit`` got ``laplacian=``).
+    X_fit_ : ndarray or sparse matrix of shape (n_support, n_features)
+        The points of the expansion (``X[support_]``).
+    support_ : ndarray of shape (n_support,)
+        Their rows in the training data: labeled points and ends of active edges.
+    n_support_ : int
+        ``len(support_)``.
+    dual_coef_ : ndarray of shape (n_support, n_outputs)
+        Expansion weights (one column per binary problem or target).
+    intercept_ : ndarray of shape (n_outputs,)
+        The bias b of each problem.
+    core_set_size_ : list of int
+        The CVM's core set size per problem.
+    n_iter_ : int
+        Core-set iterations (largest over the problems).
+    converged_ : bool
+        Whether every CVM reached its ``(1 + tol)`` ball.
+    n_edges_ : int
+        The number of graph edges ``|E|`` (the edge constraints number ``2|E|``).
+    timings_ : dict
+        Seconds in the graph, the solve and in total.
+    transduction_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        Predictions at the training points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.kernels import RBF
+    >>> from semiscale.models import SparseLapCVMRegressor
+    >>> X = np.linspace(0, 1, 60)[:, None]
+    >>> y = np.full(60, np.nan)
+    >>> y[[0, 59]] = [0.0, 1.0]
+    >>> model = SparseLapCVMRegressor(kernel=RBF(gamma=10.0), C=100.0, random_state=0)
+    >>> bool(np.all(np.diff(model.fit(X, y).predict(X)) >= -1e-6))
+    True
+    """
+
+    _items_per_label = 2
+
+    def __init__(
+        self,
+        kernel=SLAPCVM_KERNEL,
+        graph=SLAPCVM_GRAPH,
+        C=100.0,
+        mu=None,
+        theta=1.0,
+        tol=1e-4,
+        max_core_set=5000,
+        n_candidates=59,
+        random_state=None,
+        verbose=0,
+    ):
+        self.kernel = kernel
+        self.graph = graph
+        self.C = C
+        self.mu = mu
+        self.theta = theta
+        self.tol = tol
+        self.max_core_set = max_core_set
+        self.n_candidates = n_candidates
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _labeled_items(self, labeled, targets):
+        """Items ``+φ̃(x_i)`` (linear term ``2y_i/C``) and ``−φ̃(x_i)`` (``−2y_i/C``)."""
+        rows = np.concatenate([labeled, labeled])
+        signs = np.concatenate([np.ones(labeled.size), -np.ones(labeled.size)])
+        return rows, signs, np.concatenate([targets, -targets]) * (2.0 / self.C)

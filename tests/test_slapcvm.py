@@ -1,0 +1,187 @@
+"""SLapCVM estimators (paper 001, issue 13): SparseLapCVMClassifier and SparseLapCVMRegressor
+against a generic minimisation of their primal (5)-(7), and their errors."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from semiscale.datasets import make_two_moons
+from semiscale.graph import KNNGraph
+from semiscale.kernels import RBF
+from semiscale.models import SparseLapCVMClassifier, SparseLapCVMRegressor
+from semiscale.solvers.cvm import core_vector_machine
+from semiscale.solvers.slapcvm_kernel import SLapCVMKernel, graph_edges
+from sklearn_checks import DEFAULT_OBJECTS_XFAIL
+
+# the blobs and the small moons fall apart into one component per class, as wanted here
+pytestmark = pytest.mark.filterwarnings("ignore::semiscale.graph.DisconnectedGraphWarning")
+
+
+def _primal_minimiser(K, labeled, targets, edges, C, mu, theta, regression):
+    """``f`` at the minimiser of primal (5) (classification) or its regression form, over
+    ``f = Σ_j a_j k(x_j, ·) + b`` on all points and a free tube ε̄, by L-BFGS (every term is
+    a squared hinge, so the objective is C¹ and convex)."""
+    u, v, w, _ = edges
+    m, n_edges = labeled.size, u.size
+    lab_w, edge_w = C / (m * mu), C * theta / (max(n_edges, 1) * mu)
+    root = np.sqrt(w)
+
+    def objective(params):
+        a, b, eps = params[:-2], params[-2], params[-1]
+        f = K @ a + b
+        g_f = np.zeros_like(f)
+        value, g_eps = a @ K @ a + b * b + 2 * C * eps, 2 * C
+        if regression:
+            pairs = [(targets - f[labeled], -1.0), (f[labeled] - targets, 1.0)]
+        else:
+            pairs = [(1.0 - targets * f[labeled], -targets)]
+        for residual, d_f in pairs:  # slack = max(0, residual - ε̄), d residual / d f = d_f
+            slack = np.maximum(0.0, residual - eps)
+            value += lab_w * slack @ slack
+            np.add.at(g_f, labeled, 2 * lab_w * slack * d_f)
+            g_eps -= 2 * lab_w * slack.sum()
+        diff = root * (f[u] - f[v])
+        for sign in (1.0, -1.0):
+            slack = np.maximum(0.0, sign * diff - eps)
+            value += edge_w * slack @ slack
+            np.add.at(g_f, u, 2 * edge_w * slack * sign * root)
+            np.add.at(g_f, v, -2 * edge_w * slack * sign * root)
+            g_eps -= 2 * edge_w * slack.sum()
+        return value, np.r_[2 * K @ a + K @ g_f, 2 * b + g_f.sum(), g_eps]
+
+    res = minimize(objective, np.zeros(K.shape[0] + 2), jac=True, method="L-BFGS-B",
+                   options={"maxiter": 50000, "ftol": 1e-15, "gtol": 1e-11})  # fmt: skip
+    return K @ res.x[:-2] + res.x[-2]
+
+
+def _small(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((30, 2))
+    graph = KNNGraph(n_neighbors=4, method="exact", bandwidth="mean-square")
+    return X, graph
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_estimators_solve_their_primal(regression):
+    """With a tight ball (tol = 1e-9) and every item a candidate, the CVM's f equals the
+    primal minimiser on 30 points."""
+    X, graph = _small()
+    labeled = np.array([0, 4, 11, 19, 25])
+    kernel = RBF(gamma=0.5)
+    C, mu, theta = 10.0, 0.3, 50.0
+    if regression:
+        targets = np.sin(X[labeled, 0]) + 0.1 * X[labeled, 1]
+        y = np.full(X.shape[0], np.nan)
+        y[labeled] = targets
+        est = SparseLapCVMRegressor(kernel=kernel, graph=graph, C=C, mu=mu, theta=theta,
+                                    tol=1e-9, n_candidates=10**6, random_state=0)  # fmt: skip
+    else:
+        targets = np.array([1.0, -1.0, 1.0, -1.0, -1.0])
+        y = np.full(X.shape[0], -1)
+        y[labeled] = (targets > 0).astype(int)
+        est = SparseLapCVMClassifier(kernel=kernel, graph=graph, C=C, mu=mu, theta=theta,
+                                     tol=1e-9, n_candidates=10**6, random_state=0)  # fmt: skip
+    est.fit(X, y)
+    f = est.predict(X) if regression else est.decision_function(X)
+    edges = graph_edges(est.graph_.adjacency_)
+    f_primal = _primal_minimiser(kernel(X, X), labeled, targets, edges, C, mu, theta, regression)
+    np.testing.assert_allclose(f, f_primal, atol=2e-3 * np.abs(f_primal).max())
+    assert est.converged_ and set(est.support_) <= set(range(X.shape[0]))
+    np.testing.assert_allclose(f, est.transduction_ if regression else f)
+
+
+def test_regressor_without_edges_is_two_norm_svr_with_a_penalised_bias():
+    """Paper 001 eq. (12) plus b²: the regressor's labeled items alone (no edge constraint)
+    solve the two-norm ε-SVR whose tube μ sets (the CVM on the K̃ of the labeled items only)."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-2, 2, (12, 1))
+    targets = np.sin(2 * X[:, 0])
+    kernel = RBF(gamma=1.0)
+    labeled = np.arange(12)
+    no_edges = (np.zeros(0, int), np.zeros(0, int), np.zeros(0), np.ones(12))
+    C, mu = 20.0, 0.05
+    rows = np.r_[labeled, labeled]
+    signs = np.r_[np.ones(12), -np.ones(12)]
+    K_t = SLapCVMKernel(kernel, X, rows, signs, no_edges, mu * 12 / C, 1.0)
+    result = core_vector_machine(K_t, np.r_[targets, -targets] * 2 / C,
+                                 initial=np.arange(24), tol=1e-10)  # fmt: skip
+    coef = np.zeros(K_t.n_items)
+    coef[result.core_set] = C * result.alpha
+    points, weights, bias = K_t.expansion(coef)
+    f = kernel(X, X[points]) @ weights + bias
+    f_primal = _primal_minimiser(kernel(X, X), labeled, targets, no_edges[:3] + (None,),
+                                 C, mu, 1.0, regression=True)  # fmt: skip
+    np.testing.assert_allclose(f, f_primal, atol=1e-4)
+
+
+def test_classifier_multiclass_one_vs_rest_and_sparse_predictor():
+    rng = np.random.default_rng(0)
+    centers = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
+    X = np.vstack([c + 0.5 * rng.standard_normal((40, 2)) for c in centers])
+    y_true = np.repeat([0, 1, 2], 40)
+    y = np.full(120, -1)
+    y[[0, 1, 40, 41, 80, 81]] = y_true[[0, 1, 40, 41, 80, 81]]
+    est = SparseLapCVMClassifier(C=100.0, theta=1e3, random_state=0).fit(X, y)
+    assert est.dual_coef_.shape == (est.n_support_, 3) and est.intercept_.shape == (3,)
+    assert len(est.core_set_size_) == 3 and est.n_support_ < X.shape[0]
+    decision = est.decision_function(X)
+    np.testing.assert_array_equal(est.predict(X), est.classes_[decision.argmax(axis=1)])
+    np.testing.assert_array_equal(est.transduction_, est.predict(X))
+    assert np.mean(est.predict(X) == y_true) > 0.95
+    # the predictor uses only the support points
+    from semiscale.kernels import RBF as _RBF
+
+    assert isinstance(est.kernel_, _RBF) and not isinstance(est.kernel_.gamma, str)
+    np.testing.assert_allclose(
+        decision, est.kernel_(X, X[est.support_]) @ est.dual_coef_ + est.intercept_
+    )
+
+
+def test_a_precomputed_laplacian_gives_the_graphs_fit():
+    X, y = make_two_moons(200, noise=0.1, random_state=1)
+    y_ssl = np.full_like(y, -1)
+    y_ssl[[0, 1, 2, 3]] = y[[0, 1, 2, 3]]
+    graph = KNNGraph(n_neighbors=6, bandwidth="mean-square", method="exact")
+    params = dict(kernel=RBF(gamma=4.0), C=10.0, theta=100.0, random_state=0)
+    a = SparseLapCVMClassifier(graph=graph, **params).fit(X, y_ssl)
+    L = KNNGraph(n_neighbors=6, bandwidth="mean-square", method="exact").fit(X).laplacian_
+    b = SparseLapCVMClassifier(**params).fit(X, y_ssl, laplacian=L)
+    assert b.graph_ is None and a.n_edges_ == b.n_edges_
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-10)
+
+
+def test_errors_name_the_cause():
+    X, graph = _small()
+    y = np.full(30, -1)
+    y[[0, 1]] = 0
+    with pytest.raises(ValueError, match="class"):
+        SparseLapCVMClassifier(graph=graph).fit(X, y)
+    y[1] = 1
+    with pytest.raises(ValueError, match="max_core_set"):
+        SparseLapCVMClassifier(graph=graph, max_core_set=1).fit(X, y)
+    with pytest.raises(ValueError, match="no edges"):
+        SparseLapCVMClassifier().fit(X, y, laplacian=sp.csr_matrix((30, 30)))
+    y_reg = np.full(30, np.nan)
+    y_reg[[0, 1]] = [0.5, 1.5]
+    with pytest.raises(ValueError, match="2 labeled points"):
+        SparseLapCVMRegressor(graph=graph, max_core_set=3).fit(X, y_reg)
+    with pytest.raises(ValueError, match="C"):
+        SparseLapCVMClassifier(C=0.0).fit(X, y)
+
+
+@parametrize_with_checks(
+    [
+        SparseLapCVMClassifier(graph=KNNGraph(n_neighbors=3), random_state=0),
+        SparseLapCVMRegressor(graph=KNNGraph(n_neighbors=3), random_state=0),
+    ],
+    expected_failed_checks=lambda est: {
+        **DEFAULT_OBJECTS_XFAIL,
+        "check_classifiers_classes": (
+            "uses -1 as a class label, the unlabeled marker (DESIGN.md §3)"
+        ),
+    },
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
