@@ -174,16 +174,18 @@ class GraphOwnerMixin:
 
     #: Parameters a graph leaves at None that it takes from the estimator which fits it.
     _GRAPH_INHERITS = ("memory_budget", "n_jobs", "random_state")
+    #: The graph used when ``graph=None`` (a copy of it).
+    _default_graph = DEFAULT_GRAPH
 
     def _graph_to_fit(self):
-        """A fresh copy of ``graph`` (``KNNGraph()`` for None) to fit inside this estimator.
+        """A fresh copy of ``graph`` (of ``_default_graph`` for None) to fit in this estimator.
 
         Where the graph leaves ``memory_budget``, ``n_jobs`` or ``random_state`` at None (its
         default) and the estimator sets them, the copy gets the estimator's values, so that a
         budget given to the estimator bounds its graph search too and its seed makes an
         approximate graph reproducible.  The user's ``graph`` is not modified.
         """
-        graph = clone(self.graph) if self.graph is not None else default_graph()
+        graph = clone(self.graph if self.graph is not None else self._default_graph)
         own = graph.get_params(deep=False)
         inherited = {
             name: getattr(self, name)

@@ -71,13 +71,14 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
     _default_kernel = SLAPCVM_KERNEL
+    _default_graph = SLAPCVM_GRAPH
     #: Items per labeled point (1 for the classifier's margin, 2 for the regressor's tube).
     _items_per_label = 1
 
     def _squared_loss(self) -> bool:
         return False
 
-    def _edges(self, X, laplacian, random_state):
+    def _edges(self, X, laplacian):
         """``graph_edges`` of the fitted graph, or of ``−offdiag(laplacian)`` when given."""
         if laplacian is not None:
             L = sp.csr_matrix(_check_fit_laplacian(laplacian, X.shape[0]))
@@ -85,13 +86,7 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
             adjacency.eliminate_zeros()
             self.graph_ = None
             return graph_edges(adjacency, normalized=False)
-        graph = (
-            self._graph_to_fit()
-            if self.graph is not None
-            else KNNGraph(n_neighbors=6, bandwidth="mean-square")
-        )
-        if "random_state" in graph.get_params() and graph.get_params()["random_state"] is None:
-            graph.set_params(random_state=random_state)
+        graph = self._graph_to_fit()
         self.graph_ = graph.fit(X)
         return graph_edges(self.graph_.adjacency_, bool(getattr(graph, "normalized", False)))
 
@@ -106,7 +101,7 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
                 "the initial core set; raise max_core_set"
             )
         random_state = as_random_state(self.random_state)
-        edges = self._edges(X, laplacian, random_state)
+        edges = self._edges(X, laplacian)
         self.n_edges_ = int(edges[0].size)
         if self.n_edges_ == 0:
             raise ValueError(
