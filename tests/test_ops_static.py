@@ -59,7 +59,7 @@ ALLOWED = {
     ("graph/laplacian.py", "_matrix_power", "gemm"): (
         "sparse × sparse products of Laplacian powers (O(n·k^p) non-zeros), no dense GEMM"
     ),
-    ("models/_base.py", "SSLClassifierMixin._add_labeled_prior", "gemm"): (
+    ("models/_fit_state.py", "labeled_prior", "gemm"): (
         "two dot products over the labeled rows' decision values: O(l·r)"
     ),
     ("solvers/manifold.py", "_solve_with_intercept", "gemm"): (

@@ -5,11 +5,14 @@
 - :func:`make_ssl_scorer` / :func:`get_ssl_scorer` score on labeled rows only, so they are right
   in scikit-learn's ``GridSearchCV`` and ``cross_val_score`` too;
 - :func:`ssl_cross_validate` / :func:`ssl_cross_val_score`: exact t-fold CV;
-- :class:`SSLGridSearchCV`: grid search that builds each graph once per fold and graph setting.
+- :class:`SSLGridSearchCV`: grid search that builds each graph once per fold and graph setting;
+- :func:`bif_cross_val_predict` / :func:`bif_cross_val_score`: t-fold CV approximated from one
+  fit by the Bouligand influence function (paper 004).
 
 User guide: ``docs/model_selection.md``.
 """
 
+from .bif import bif_cross_val_predict, bif_cross_val_score
 from .folds import SSLFold, SSLKFold
 from .scoring import SSLScorer, get_ssl_scorer, make_ssl_scorer
 from .search import SSLGridSearchCV
@@ -20,6 +23,8 @@ __all__ = [
     "SSLGridSearchCV",
     "SSLKFold",
     "SSLScorer",
+    "bif_cross_val_predict",
+    "bif_cross_val_score",
     "get_ssl_scorer",
     "make_ssl_scorer",
     "ssl_cross_val_score",

@@ -45,19 +45,23 @@ from ..losses import SquaredLoss, get_loss
 from ..scaling import solver_lambdas
 from ..solvers.preconditioners import PRECONDITIONERS
 from ..solvers.problem import ManifoldProblem, Solution
+from ._fit_state import FitState, centring_offset, labeled_prior
 
 __all__ = [
     "DEFAULT_CLASSIFIER_KERNEL",
     "DEFAULT_GRAPH",
     "DEFAULT_KERNEL",
+    "FitState",
     "GraphOwnerMixin",
     "ManifoldMixin",
     "ManifoldProblem",
     "SSLClassifierMixin",
     "SSLRegressorMixin",
     "Solution",
+    "centring_offset",
     "default_graph",
     "default_kernel",
+    "labeled_prior",
 ]
 
 
@@ -301,12 +305,13 @@ class ManifoldMixin(GraphOwnerMixin):
             train_decision = np.asarray(solution.train_decision).reshape(X.shape[0], -1)
         else:
             train_decision = self._raw_decision(X)
+        if getattr(self, "_keep_fit_state", False):
+            # References and one (n, r) copy: what approximate CV (model_selection.bif) reads.
+            self._fit_state_ = FitState(problem, train_decision.copy(), solution)
         if self._centres(lambda_intrinsic):
-            # Poisson learning's normalization: Σ_i d_i f_c(x_i) = 0 over the training points
-            # (d = diag L) for every column; the shift moves into intercept_ so that
-            # decision_function and predict give the same values on the training points.
-            d = np.asarray(L.diagonal()).ravel()
-            offset = (d[:, None] * train_decision).sum(axis=0) / d.sum()
+            # the shift moves into intercept_ so that decision_function and predict give the
+            # same values on the training points
+            offset = centring_offset(train_decision, L)
             train_decision = train_decision - offset
             self.intercept_ = self.intercept_ - offset
         timings["total"] = time.perf_counter() - start
@@ -436,19 +441,31 @@ class SSLClassifierMixin(ClassifierMixin):
         _check_y_given(self, y)
         y = _column_or_1d_labels(y)
         targets = check_classification_targets(y, X.shape[0], unlabeled=self.unlabeled)
-        if self._zero_mean_targets and self._squared_loss():
-            balanced = bool(getattr(self, "balanced_targets", False))
-            Y = balanced_targets(targets) if balanced else zero_mean_targets(targets)
-        else:
-            Y = one_vs_rest_targets(targets)
+        Y = self._encode_targets(targets)
         self.classes_ = targets.classes
         decision = self._fit_problem(X, Y, targets.labeled, laplacian, y=y)
-        balanced = bool(getattr(self, "balanced_targets", False))
         self.__dict__.pop("decision_scale_", None)  # from an earlier fit
-        if self._prior_decision and self._zero_mean_targets and self._squared_loss():
-            decision = decision if balanced else self._add_labeled_prior(decision, Y, targets)
+        if self._adds_labeled_prior():
+            decision = self._add_labeled_prior(decision, Y, targets)
         self.transduction_ = self._labels_from_decision(decision)
         return self
+
+    def _encode_targets(self, targets):
+        """The target columns fitted for these labels (class docstring)."""
+        if self._zero_mean_targets and self._squared_loss():
+            balanced = bool(getattr(self, "balanced_targets", False))
+            return balanced_targets(targets) if balanced else zero_mean_targets(targets)
+        return one_vs_rest_targets(targets)
+
+    def _adds_labeled_prior(self) -> bool:
+        """Whether ``fit`` rescales the decision and adds the labeled class proportions."""
+        balanced = bool(getattr(self, "balanced_targets", False))
+        return (
+            self._prior_decision
+            and self._zero_mean_targets
+            and self._squared_loss()
+            and not balanced
+        )
 
     def _add_labeled_prior(self, decision, Y, targets):
         r"""Map the zero-mean fit f to ``g_c = α f_c + ȳ_c``, kept in ``dual_coef_``/``intercept_``.
@@ -460,14 +477,9 @@ class SSLClassifierMixin(ClassifierMixin):
         most exceeds its prior.  With equal label counts ``ȳ`` is constant and the
         predictions do not change.
         """
-        rows = np.flatnonzero(targets.labeled)
-        F_l, Y_l = decision[rows], Y[rows]
-        norm = float(np.vdot(F_l, F_l))
-        corr = float(np.vdot(F_l, Y_l))
-        alpha = corr / norm if norm > 0 and corr > 0 else 1.0
-        counts = np.bincount(targets.codes[rows], minlength=self.classes_.shape[0])
-        prior = counts / counts.sum()
-        shift = prior[1:] - prior[:1] if prior.shape[0] == 2 else prior
+        alpha, shift = labeled_prior(
+            decision, Y, targets.codes, np.flatnonzero(targets.labeled), self.classes_.shape[0]
+        )
         self.dual_coef_ = self.dual_coef_ * alpha
         self.intercept_ = self.intercept_ * alpha + shift
         self.decision_scale_ = alpha

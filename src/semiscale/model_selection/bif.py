@@ -1,0 +1,419 @@
+r"""Approximate t-fold cross-validation from one fit: the Bouligand influence function (paper 004).
+
+Exact t-fold CV refits the estimator t times.  Paper 004 fits once on all the data and predicts
+each fold's held-out labels with the first-order expansion of the fold-out fit, its eq. (4),
+
+.. math::
+
+    f_{\mathcal S \setminus \mathcal S_i}(x_j) ≈ f_{\mathcal S}(x_j) + \frac{B_{ji}}{1 - t},
+
+where column i of the BIF matrix B (Theorem 1) is a solve with the fit's Hessian.  Here that
+term is computed as one Newton step from the full fit, with the full fit's Hessian, on the
+objective the estimator would minimise without the fold (:mod:`semiscale.solvers.influence`):
+the fold's labeled points lose their loss term (and, for inductive folds, its points leave the
+graph: the subgraph induced on the training points), the loss weights, the ``"auto"``
+``intrinsic_reg`` and the zero-mean class targets are those of the fold's labels, and the
+classifier's centring and labeled-prior steps are repeated on the approximate fit.  The step
+uses the full fit's Hessian (``step="bif"``, the paper's first order) or each fold-out
+objective's own (``step="newton"``), which makes it exact for the squared loss.
+
+``hessian="nystrom"`` (default, paper 004 §4) replaces the ``n × n`` Hessian by the Nyström one
+on ``c`` columns: the labeled points (so that the loss term is exact, as the paper's
+block-diagonal ``T``) plus ``n_columns`` points drawn uniformly from the others (paper: ``c =
+√n``).  One evaluation costs O(n c² + c³ + t n c) after the fit.  ``hessian="exact"`` solves
+with the dense Hessian (O(n³)): the reference on small data.  A model fitted on Nyström centers
+(:class:`~semiscale.models.NystromLapRLSClassifier`, ...) is approximated on its own centers,
+which is its exact step.
+
+What the first order cannot see: a data-dependent kernel width (``gamma="median"``) is the one
+resolved on all points, and inductive folds use the induced subgraph where exact CV without a
+``laplacian=`` rebuilds a kNN graph on the training points.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import clone, is_classifier
+from sklearn.metrics import get_scorer
+from sklearn.utils import _safe_indexing
+
+from .._random import check_random_state
+from .._validation import check_classification_targets, check_X
+from ..linalg.ops import get_ops
+from ..losses import SquaredLoss, get_loss
+from ..models._fit_state import centring_offset, labeled_prior
+from ..solvers.influence import (
+    HessianSpec,
+    curvature_weights,
+    exact_fold_out,
+    fit_hessian,
+    nystrom_fold_out,
+)
+from ._markers import estimator_marker
+from .folds import check_ssl_cv
+
+__all__ = ["HESSIANS", "STEPS", "bif_cross_val_predict", "bif_cross_val_score", "supports_bif"]
+
+#: How the Hessian is inverted.
+HESSIANS = ("nystrom", "exact")
+#: Which Hessian: the full fit's (paper 004's first-order BIF) or each fold-out objective's.
+STEPS = ("bif", "newton")
+
+
+def supports_bif(estimator) -> bool:
+    """True for estimators whose fit the BIF can expand: semiscale's manifold regularizers.
+
+    Those are the estimators fitted through ``ManifoldMixin`` with a smooth loss: LapRLS,
+    primal LapSVM (squared or Huber hinge) and their Nyström variants.
+    """
+    from ..models._base import ManifoldMixin
+
+    if not isinstance(estimator, ManifoldMixin):
+        return False
+    return getattr(estimator, "solver", None) != "dual"
+
+
+def _check_estimator(estimator):
+    if not supports_bif(estimator):
+        raise TypeError(
+            f"approximate CV needs a semiscale manifold-regularization estimator with a smooth "
+            f"loss (LapRLSClassifier, LapRLSRegressor, LapSVC(solver='primal'), their Nyström "
+            f"variants); got {type(estimator).__name__}"
+            + (" with solver='dual': use solver='primal'" if hasattr(estimator, "solver") else "")
+        )
+
+
+@dataclass
+class _Fold:
+    """One fold as the fold-out objective sees it (all arrays over the n training rows)."""
+
+    test_rows: np.ndarray
+    fit_rows: np.ndarray  # rows in the fold-out fit's graph and span
+    labeled: np.ndarray  # (n,) bool: labeled rows the fold-out fit keeps
+    targets: np.ndarray  # (n, r)
+    codes: np.ndarray | None  # class codes (classifiers)
+    laplacian: object  # (n, n) sparse or None
+    lambda_intrinsic: float  # in the full fit's scaling (λ_A unchanged)
+    weight: float  # loss weight l / l_i
+
+
+def _fit_once(estimator, X, y, laplacian):
+    est = clone(estimator)
+    est._keep_fit_state = True
+    est.fit(X, y, laplacian=laplacian)
+    state = est.__dict__.pop("_fit_state_", None)
+    if state is None:
+        raise TypeError(f"{type(estimator).__name__}.fit did not keep its fit state")
+    return est, state
+
+
+def _embedded(L_sub, rows, n):
+    """An (n, n) Laplacian equal to ``L_sub`` on ``rows`` and zero elsewhere."""
+    coo = sp.coo_matrix(L_sub)
+    return sp.csr_matrix((coo.data, (rows[coo.row], rows[coo.col])), shape=(n, n))
+
+
+def _fold_laplacian(problem, X, fit_rows, n):
+    if problem.laplacian is None:
+        return None
+    if fit_rows.size == n:
+        return problem.laplacian
+    from ..graph import PrecomputedGraph
+
+    graph = PrecomputedGraph(problem.laplacian, X, kind="laplacian").fit_rows(fit_rows)
+    return _embedded(graph.laplacian_, fit_rows, n)
+
+
+def _fold_targets(est, y, labeled, fit_rows, n, marker):
+    """Target columns and class codes the fold-out fit would use, scattered to n rows."""
+    if not is_classifier(est):
+        Y = np.asarray(y, dtype=np.float64).reshape(n, -1)
+        return np.where(labeled[:, None], np.nan_to_num(Y), 0.0), None
+    y_fold = np.array(y, copy=True)
+    y_fold[~labeled] = marker
+    present = np.unique(y_fold[labeled])
+    if present.shape != est.classes_.shape or not np.array_equal(present, est.classes_):
+        raise ValueError(
+            f"a fold's training labels hold the classes {present.tolist()} but the data hold "
+            f"{est.classes_.tolist()}: every class needs a labeled point outside every fold; "
+            f"use fewer folds (cv) or label more points of the rare classes"
+        )
+    targets = check_classification_targets(y_fold[fit_rows], fit_rows.size, unlabeled=marker)
+    Y = np.zeros((n, est._encode_targets(targets).shape[1]))
+    Y[fit_rows] = est._encode_targets(targets)
+    codes = np.zeros(n, dtype=np.intp)
+    codes[fit_rows] = targets.codes
+    return Y, codes
+
+
+def _build_folds(est, state, X, y, splitter, marker):
+    problem = state.problem
+    n = state.decision.shape[0]
+    labeled_all = np.asarray(problem.labeled, dtype=bool)
+    n_labeled = int(labeled_all.sum())
+    folds = []
+    for fold in splitter.split_ssl(X, y, unlabeled=marker):
+        fit_rows = np.sort(np.asarray(fold.fit_rows))
+        in_fit = np.zeros(n, dtype=bool)
+        in_fit[fit_rows] = True
+        labeled = labeled_all & in_fit
+        labeled[np.asarray(fold.hidden_rows, dtype=np.intp)] = False
+        l_fold = int(labeled.sum())
+        if l_fold == 0:
+            raise ValueError("a fold leaves no labeled point to fit: use fewer folds (cv)")
+        L = _fold_laplacian(problem, X, fit_rows, n)
+        lam_i = 0.0
+        if L is not None and problem.lambda_intrinsic > 0:
+            intrinsic = est._resolve_intrinsic_reg(fit_rows.size, l_fold)
+            # the fold's λ_I = l_i·c_i/tr(L_i), times l/l_i to keep λ_A = l·ambient_reg
+            lam_i = n_labeled * intrinsic / float(L.diagonal().sum())
+        targets, codes = _fold_targets(est, y, labeled, fit_rows, n, marker)
+        folds.append(
+            _Fold(
+                test_rows=np.asarray(fold.test_rows, dtype=np.intp),
+                fit_rows=fit_rows,
+                labeled=labeled,
+                targets=targets,
+                codes=codes,
+                laplacian=L,
+                lambda_intrinsic=lam_i,
+                weight=n_labeled / l_fold,
+            )
+        )
+    return folds
+
+
+def _gradient_changes(problem, decision, folds):
+    """``Δu_i = u_i(g) − u(g)`` of every fold, shape (n, r, t)."""
+    loss = get_loss(problem.loss) if problem.loss is not None else SquaredLoss()
+    ops = get_ops()
+    g = decision
+    labeled = np.asarray(problem.labeled, dtype=bool)[:, None]
+    u_full = np.where(labeled, loss.derivative(problem.targets, g), 0.0)
+    if problem.laplacian is not None and problem.lambda_intrinsic > 0:
+        u_full = u_full + 2.0 * problem.lambda_intrinsic * ops.sparse_matmul(problem.laplacian, g)
+    out = np.empty((*g.shape, len(folds)))
+    for i, fold in enumerate(folds):
+        u = np.where(fold.labeled[:, None], fold.weight * loss.derivative(fold.targets, g), 0.0)
+        if fold.laplacian is not None and fold.lambda_intrinsic > 0:
+            u = u + 2.0 * fold.lambda_intrinsic * ops.sparse_matmul(fold.laplacian, g)
+        out[:, :, i] = u - u_full
+    return out
+
+
+def _columns(state, X, n_columns, random_state):
+    """Nyström columns: a Nyström model's own centers, else labeled points + sampled others."""
+    X_fit = state.solution.X_fit
+    if X_fit is not None and X_fit.shape[0] < X.shape[0]:
+        return X_fit
+    n = X.shape[0]
+    labeled = np.flatnonzero(state.problem.labeled)
+    others = np.setdiff1d(np.arange(n), labeled)
+    if n_columns == "sqrt":
+        c = int(np.ceil(np.sqrt(n)))
+    elif isinstance(n_columns, numbers.Integral) and n_columns >= 0:
+        c = int(n_columns)
+    else:
+        raise ValueError(f"n_columns must be 'sqrt' or an int >= 0, got {n_columns!r}")
+    rng = check_random_state(random_state)
+    picked = rng.choice(others, size=min(c, others.size), replace=False)
+    return _safe_indexing(X, np.sort(np.concatenate([labeled, picked])))
+
+
+def _fold_hessian(problem, g, fold):
+    """The Hessian of the fold-out objective at the full fit (``step="newton"``)."""
+    weights = curvature_weights(problem.loss, fold.targets, fold.labeled, g, fold.weight)
+    return HessianSpec(weights, fold.lambda_intrinsic, fold.laplacian)
+
+
+def _fold_decisions(est, state, X, folds, hessian, step, n_columns, random_state):
+    """The approximate fold-out decisions, post-processed like ``fit`` does, per fold."""
+    problem, g = state.problem, state.decision
+    delta_u = _gradient_changes(problem, g, folds)
+    if step == "bif":
+        specs, spec_of_fold = [fit_hessian(problem, g)], [0] * len(folds)
+    else:
+        specs = [_fold_hessian(problem, g, fold) for fold in folds]
+        spec_of_fold = list(range(len(folds)))
+    if hessian == "exact" and state.solution.X_fit.shape[0] == X.shape[0]:
+        delta_g = exact_fold_out(problem, delta_u, specs, spec_of_fold)
+    else:
+        columns = _columns(state, X, n_columns, random_state)
+        delta_g = nystrom_fold_out(problem, delta_u, specs, spec_of_fold, columns)
+    classifier = is_classifier(est)
+    out = []
+    for i, fold in enumerate(folds):
+        g_i = g + delta_g[:, :, i]
+        if classifier and fold.laplacian is not None and est._centres(fold.lambda_intrinsic):
+            g_i = g_i - centring_offset(g_i, fold.laplacian, fold.fit_rows)
+        if classifier and est._adds_labeled_prior():
+            alpha, shift = labeled_prior(
+                g_i, fold.targets, fold.codes, np.flatnonzero(fold.labeled), len(est.classes_)
+            )
+            g_i = alpha * g_i + shift
+        out.append(g_i)
+    return out
+
+
+def bif_cross_val_predict(
+    estimator,
+    X,
+    y,
+    *,
+    cv=None,
+    laplacian=None,
+    hessian="nystrom",
+    step="bif",
+    n_columns="sqrt",
+    method="predict",
+    random_state=None,
+):
+    """Held-out predictions of t-fold CV approximated from one fit (paper 004's t-BIF, eq. 6).
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted semiscale manifold regularizer (:func:`supports_bif`); cloned and fitted once.
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Targets with unlabeled points marked (the estimator's ``unlabeled``, or NaN).
+    cv : int, SSLKFold or None, default=None
+        As :func:`~semiscale.model_selection.ssl_cross_validate` (None: 5 transductive folds).
+    laplacian : sparse matrix, optional
+        A Laplacian of the whole data set, replacing the estimator's graph.
+    hessian : {"nystrom", "exact"}, default="nystrom"
+        Nyström Hessian on the labeled points plus ``n_columns`` sampled ones (paper 004 §4),
+        or the dense exact one (O(n³), small data).
+    step : {"bif", "newton"}, default="bif"
+        ``"bif"``: paper 004's first-order step, with the full fit's Hessian (one
+        factorization for all folds).  ``"newton"``: a Newton step with each fold-out
+        objective's own Hessian (one factorization per fold): exact for the squared loss up to
+        the Hessian's approximation, one Newton step of the retraining for a smooth hinge.
+    n_columns : "sqrt" or int, default="sqrt"
+        Sampled columns besides the labeled points; ``"sqrt"``: ``ceil(√n)``.
+    method : {"predict", "decision_function"}, default="predict"
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds the sampled columns.
+
+    Returns
+    -------
+    ndarray
+        ``method="predict"``: shape (n_samples,), the approximate held-out prediction of every
+        test row and the unlabeled marker (NaN for regressors) elsewhere.
+        ``"decision_function"``: shape (n_samples, n_outputs), NaN off the test rows.
+    """
+    result = _bif_run(estimator, X, y, cv, laplacian, hessian, step, n_columns, random_state)
+    est, folds, decisions, marker = result
+    n = decisions[0].shape[0]
+    if method == "decision_function":
+        out = np.full(decisions[0].shape, np.nan)
+        for fold, dec in zip(folds, decisions):
+            out[fold.test_rows] = dec[fold.test_rows]
+        return out
+    if method != "predict":
+        raise ValueError(f"method must be 'predict' or 'decision_function', got {method!r}")
+    if is_classifier(est):
+        out = np.array(y, copy=True).reshape(n)
+        out[:] = marker
+        for fold, dec in zip(folds, decisions):
+            out[fold.test_rows] = est._labels_from_decision(dec[fold.test_rows])
+        return out
+    out = np.full(decisions[0].shape, np.nan)
+    for fold, dec in zip(folds, decisions):
+        out[fold.test_rows] = dec[fold.test_rows]
+    return out[:, 0] if out.shape[1] == 1 and np.ndim(y) == 1 else out
+
+
+def _bif_run(estimator, X, y, cv, laplacian, hessian, step, n_columns, random_state):
+    _check_estimator(estimator)
+    if hessian not in HESSIANS:
+        raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
+    if step not in STEPS:
+        raise ValueError(f"step must be one of {STEPS}, got {step!r}")
+    X = check_X(X)
+    y = np.asarray(y)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"y has {y.shape[0]} rows but X has {X.shape[0]} samples")
+    splitter = check_ssl_cv(cv)
+    marker = estimator_marker(estimator, getattr(splitter, "unlabeled", -1))
+    est, state = _fit_once(estimator, X, y, laplacian)
+    folds = _build_folds(est, state, X, y, splitter, marker)
+    decisions = _fold_decisions(est, state, X, folds, hessian, step, n_columns, random_state)
+    return est, folds, decisions, marker
+
+
+def _score_function(scoring, classifier):
+    if scoring is None:
+        scoring = "accuracy" if classifier else "r2"
+    if not isinstance(scoring, str):
+        raise ValueError(
+            f"scoring must be None or the name of a scikit-learn scorer that reads predict "
+            f"(e.g. 'accuracy', 'r2', 'neg_mean_squared_error'); got {scoring!r}"
+        )
+    scorer = get_scorer(scoring)
+    if getattr(scorer, "_response_method", "predict") != "predict":
+        raise ValueError(
+            f"scoring={scoring!r} needs {scorer._response_method!r}; approximate CV gives "
+            f"predictions only: use a scorer of predictions such as 'accuracy' or 'r2'"
+        )
+    return lambda y_true, y_pred: (
+        scorer._sign * scorer._score_func(y_true, y_pred, **scorer._kwargs)
+    )
+
+
+def bif_cross_val_score(
+    estimator,
+    X,
+    y,
+    *,
+    cv=None,
+    scoring=None,
+    laplacian=None,
+    hessian="nystrom",
+    step="bif",
+    n_columns="sqrt",
+    random_state=None,
+):
+    """Per-fold scores of t-fold CV approximated from one fit (t-BIF; paper 004 eq. 6).
+
+    Same arguments as :func:`bif_cross_val_predict`, plus ``scoring``: None (accuracy for
+    classifiers, R² for regressors, on each fold's held-out labeled points) or the name of a
+    scikit-learn scorer of predictions (paper 004's 0-1 loss is ``"accuracy"``, its squared error
+    ``"neg_mean_squared_error"``).
+
+    Returns
+    -------
+    ndarray of shape (n_splits,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semiscale.datasets import make_two_moons
+    >>> from semiscale.models import LapRLSClassifier
+    >>> from semiscale.model_selection import SSLKFold, bif_cross_val_score
+    >>> X, y = make_two_moons(200, random_state=0)
+    >>> y_ssl = np.where(np.arange(200) % 5 == 0, y, -1)
+    >>> scores = bif_cross_val_score(LapRLSClassifier(), X, y_ssl, cv=SSLKFold(4, random_state=0))
+    >>> scores.shape
+    (4,)
+    """
+    est, folds, decisions, _ = _bif_run(
+        estimator, X, y, cv, laplacian, hessian, step, n_columns, random_state
+    )
+    score = _score_function(scoring, is_classifier(est))
+    y = np.asarray(y)
+    scores = []
+    for fold, dec in zip(folds, decisions):
+        rows = fold.test_rows
+        if is_classifier(est):
+            pred = est._labels_from_decision(dec[rows])
+            truth = y[rows]
+        else:
+            pred = dec[rows][:, 0] if dec.shape[1] == 1 else dec[rows]
+            truth = np.asarray(y, dtype=np.float64)[rows]
+        scores.append(score(truth, pred))
+    return np.asarray(scores, dtype=np.float64)

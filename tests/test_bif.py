@@ -1,0 +1,197 @@
+"""Approximate CV by the Bouligand influence function (paper 004): against exact retraining."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.svm import SVC
+
+from semiscale.datasets import make_two_moons
+from semiscale.graph import KNNGraph, PrecomputedGraph
+from semiscale.kernels import RBF
+from semiscale.model_selection import SSLKFold, bif_cross_val_predict, bif_cross_val_score
+from semiscale.model_selection.bif import supports_bif
+from semiscale.models import (
+    LapRLSClassifier,
+    LapRLSRegressor,
+    LapSVC,
+    NystromLapRLSRegressor,
+    PoissonClassifier,
+)
+from semiscale.solvers.influence import exact_fold_out, fit_hessian, nystrom_fold_out
+
+pytestmark = pytest.mark.filterwarnings("ignore::semiscale.graph.DisconnectedGraphWarning")
+
+
+def _regression(n=200, seed=0, noise=0.1, share=0.3):
+    rng = np.random.RandomState(seed)
+    X = rng.rand(n, 2)
+    y = np.sin(4 * X[:, 0]) + X[:, 1] + noise * rng.randn(n)
+    y_ssl = np.where(rng.rand(n) < share, y, np.nan)
+    L = KNNGraph(n_neighbors=8).fit(X).laplacian_
+    return X, y_ssl, L
+
+
+def _retrained(est, X, y, cv, L, marker, method):
+    """Exact CV held-out outputs: refit per fold (labels hidden, or the induced subgraph)."""
+    out = np.full(X.shape[0], np.nan)
+    for fold in cv.split_ssl(X, y, unlabeled=marker):
+        model = clone(est)
+        if fold.hidden_rows.size:
+            y_fold = y.copy()
+            y_fold[fold.hidden_rows] = marker
+            model.fit(X, y_fold, laplacian=L)
+        else:
+            rows = fold.fit_rows
+            L_fold = PrecomputedGraph(L, X, kind="laplacian").fit_rows(rows).laplacian_
+            model.fit(X[rows], y[rows], laplacian=L_fold)
+        out[fold.test_rows] = getattr(model, method)(X[fold.test_rows])
+    return out
+
+
+REGRESSOR = LapRLSRegressor(kernel=RBF(gamma=3.0), intrinsic_reg=0.1, ambient_reg=1e-2)
+
+
+@pytest.mark.parametrize("transductive", [True, False])
+@pytest.mark.parametrize("hessian", ["exact", "nystrom"])
+def test_newton_step_is_exact_retraining_for_the_squared_loss(transductive, hessian):
+    X, y, L = _regression()
+    cv = SSLKFold(5, transductive=transductive, random_state=0)
+    exact = _retrained(REGRESSOR, X, y, cv, L, np.nan, "predict")
+    approx = bif_cross_val_predict(
+        REGRESSOR, X, y, cv=cv, laplacian=L, hessian=hessian, step="newton", n_columns=200
+    )
+    tested = ~np.isnan(exact)
+    assert np.array_equal(tested, ~np.isnan(approx))
+    # c = n columns: the Nyström Hessian is the exact one (up to its 1e-12 jitter)
+    np.testing.assert_allclose(approx[tested], exact[tested], atol=1e-6)
+
+
+def test_bif_tracks_retraining_and_improves_with_more_folds():
+    X, y, L = _regression(n=240, noise=0.2)
+    full = clone(REGRESSOR).fit(X, y, laplacian=L).predict(X)
+    errors = []
+    for t in (5, 20):
+        cv = SSLKFold(t, transductive=False, random_state=0)
+        exact = _retrained(REGRESSOR, X, y, cv, L, np.nan, "predict")
+        tested = ~np.isnan(exact)
+        approx = bif_cross_val_predict(REGRESSOR, X, y, cv=cv, laplacian=L, random_state=0)
+        error = np.abs(approx - exact)[tested].mean()
+        # the first-order step moves the full fit most of the way to the retrained one
+        assert error < 0.5 * np.abs(full - exact)[tested].mean()
+        shift_exact = (exact - full)[tested]
+        shift_approx = (approx - full)[tested]
+        assert np.corrcoef(shift_exact, shift_approx)[0, 1] >= 0.95
+        errors.append(error)
+    assert errors[1] < errors[0]
+
+
+def test_nystrom_hessian_with_every_column_equals_exact():
+    X, y, L = _regression(n=120)
+    est = LapSVC(
+        solver="primal",
+        loss="huber_hinge",
+        kernel=RBF(gamma=3.0),
+        intrinsic_reg=0.1,
+        ambient_reg=1e-2,
+    )
+    labels = np.where(np.isnan(y), -1, (X[:, 0] > 0.5).astype(int))
+    est._keep_fit_state = True
+    est.fit(X, labels, laplacian=L)
+    state = est._fit_state_
+    problem, g = state.problem, state.decision
+    rng = np.random.RandomState(0)
+    delta_u = rng.randn(X.shape[0], g.shape[1], 3) * problem.labeled[:, None, None]
+    spec = [fit_hessian(problem, g)]
+    exact = exact_fold_out(problem, delta_u, spec, [0, 0, 0])
+    nystrom = nystrom_fold_out(problem, delta_u, spec, [0, 0, 0], X)
+    np.testing.assert_allclose(nystrom, exact, atol=1e-6 * np.abs(exact).max())
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classifier_bif_predictions_match_retraining(n_classes):
+    X, y = make_two_moons(240, noise=0.15, random_state=0)
+    if n_classes == 3:
+        y = np.where(X[:, 0] > 1.2, 2, y)
+    rng = np.random.RandomState(1)
+    y_ssl = np.where(rng.rand(240) < 0.25, y, -1)
+    L = KNNGraph(n_neighbors=8).fit(X).laplacian_
+    est = LapRLSClassifier(kernel=RBF(gamma=2.0), intrinsic_reg=1.0, ambient_reg=1e-3)
+    cv = SSLKFold(5, random_state=0)
+    exact = _retrained(est, X, y_ssl, cv, L, -1, "predict")
+    approx = bif_cross_val_predict(est, X, y_ssl, cv=cv, laplacian=L, step="newton")
+    tested = ~np.isnan(exact)
+    np.testing.assert_array_equal(approx[tested], exact[tested])
+    assert np.all(approx[~tested] == -1)
+    scores = bif_cross_val_score(est, X, y_ssl, cv=cv, laplacian=L, step="newton")
+    assert scores.shape == (5,)
+    assert 0.5 < scores.mean() <= 1.0
+
+
+def test_huber_lapsvm_bif_runs_and_is_close_to_retraining():
+    X, y = make_two_moons(200, noise=0.15, random_state=0)
+    y_ssl = np.where(np.random.RandomState(2).rand(200) < 0.25, y, -1)
+    L = KNNGraph(n_neighbors=8).fit(X).laplacian_
+    est = LapSVC(solver="primal", loss="huber_hinge", kernel=RBF(gamma=2.0), intrinsic_reg=1.0)
+    cv = SSLKFold(10, random_state=0)
+    exact = _retrained(est, X, y_ssl, cv, L, -1, "decision_function")
+    approx = bif_cross_val_predict(
+        est, X, y_ssl, cv=cv, laplacian=L, method="decision_function", random_state=0
+    )[:, 0]
+    tested = ~np.isnan(exact)
+    assert np.corrcoef(exact[tested], approx[tested])[0, 1] >= 0.95
+
+
+def test_nystrom_estimator_uses_its_own_centers():
+    X, y, L = _regression(n=200)
+    est = NystromLapRLSRegressor(
+        kernel=RBF(gamma=3.0), intrinsic_reg=0.1, ambient_reg=1e-2, n_centers=80, random_state=0
+    )
+    cv = SSLKFold(5, random_state=0)
+    exact = _retrained(est, X, y, cv, L, np.nan, "predict")
+    approx = bif_cross_val_predict(est, X, y, cv=cv, laplacian=L, step="newton")
+    tested = ~np.isnan(exact)
+    # the retrained fits draw their own centers among other labeled points: close, not equal
+    assert np.corrcoef(exact[tested], approx[tested])[0, 1] >= 0.95
+
+
+def test_bif_scoring_names_and_refusals():
+    X, y, L = _regression(n=100)
+    mse = bif_cross_val_score(REGRESSOR, X, y, cv=4, laplacian=L, scoring="neg_mean_squared_error")
+    assert mse.shape == (4,) and np.all(mse <= 0)
+    with pytest.raises(ValueError, match="scoring"):
+        bif_cross_val_score(REGRESSOR, X, y, cv=4, laplacian=L, scoring="roc_auc")
+    with pytest.raises(ValueError, match="hessian"):
+        bif_cross_val_score(REGRESSOR, X, y, cv=4, laplacian=L, hessian="cholesky")
+    with pytest.raises(ValueError, match="step"):
+        bif_cross_val_score(REGRESSOR, X, y, cv=4, laplacian=L, step="second")
+    with pytest.raises(ValueError, match="n_columns"):
+        bif_cross_val_score(REGRESSOR, X, y, cv=4, laplacian=L, n_columns=-3)
+    with pytest.raises(ValueError, match="method"):
+        bif_cross_val_predict(REGRESSOR, X, y, cv=4, laplacian=L, method="predict_proba")
+
+
+@pytest.mark.parametrize(
+    "estimator", [LapSVC(solver="dual"), PoissonClassifier(), SVC()], ids=lambda e: repr(e)
+)
+def test_unsupported_estimators_are_refused(estimator):
+    X, y = make_two_moons(60, random_state=0)
+    y_ssl = np.where(np.arange(60) % 4 == 0, y, -1)
+    assert not supports_bif(estimator)
+    with pytest.raises(TypeError, match="smooth"):
+        bif_cross_val_predict(estimator, X, y_ssl, cv=3)
+
+
+def test_fold_that_loses_a_class_is_refused():
+    X, _ = make_two_moons(60, random_state=0)
+    y_ssl = np.full(60, -1)
+    y_ssl[[0, 1, 2]] = 0
+    y_ssl[3] = 1
+    cv = [(np.setdiff1d(np.arange(60), [3]), np.array([3]))]
+    with pytest.raises(ValueError, match="every class needs a labeled point"):
+        bif_cross_val_predict(LapRLSClassifier(), X, y_ssl, cv=cv)
+
+
+def test_fit_keeps_no_state_unless_asked():
+    X, y, L = _regression(n=60)
+    est = clone(REGRESSOR).fit(X, y, laplacian=L)
+    assert not hasattr(est, "_fit_state_")
