@@ -8,7 +8,12 @@ from sklearn.svm import SVC
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph, PrecomputedGraph
 from semiscale.kernels import RBF
-from semiscale.model_selection import SSLKFold, bif_cross_val_predict, bif_cross_val_score
+from semiscale.model_selection import (
+    BIFSearchCV,
+    SSLKFold,
+    bif_cross_val_predict,
+    bif_cross_val_score,
+)
 from semiscale.model_selection.bif import supports_bif
 from semiscale.models import (
     LapRLSClassifier,
@@ -195,3 +200,76 @@ def test_fit_keeps_no_state_unless_asked():
     X, y, L = _regression(n=60)
     est = clone(REGRESSOR).fit(X, y, laplacian=L)
     assert not hasattr(est, "_fit_state_")
+
+
+# ---------------------------------------------------------------------------- BIFSearchCV
+GRID = {"intrinsic_reg": [0.01, 0.1, 1.0], "kernel__gamma": [1.0, 3.0]}
+
+
+@pytest.mark.parametrize("transductive", [True, False])
+def test_bif_search_with_newton_steps_equals_the_exact_search(transductive):
+    X, y, _ = _regression(n=150)
+    est = LapRLSRegressor(kernel=RBF(gamma=1.0), graph=KNNGraph(n_neighbors=8), ambient_reg=1e-2)
+    cv = SSLKFold(4, transductive=transductive, random_state=0)
+    common = dict(cv=cv, scoring="neg_mean_squared_error")
+    grid = {**GRID, "graph__n_neighbors": [6, 8]} if transductive else GRID
+    L = None if transductive else KNNGraph(n_neighbors=8).fit(X).laplacian_
+    approx = BIFSearchCV(est, grid, step="newton", hessian="exact", **common).fit(X, y, laplacian=L)
+    exact = BIFSearchCV(est, grid, method="exact", **common).fit(X, y, laplacian=L)
+    for k in range(4):
+        key = f"split{k}_test_score"
+        np.testing.assert_allclose(approx.cv_results_[key], exact.cv_results_[key], rtol=1e-6)
+    assert approx.best_params_ == exact.best_params_
+    if transductive:
+        assert approx.n_graph_fits_ == 2  # one per graph setting
+    assert np.isfinite(approx.best_estimator_.predict(X)).all()
+
+
+def test_bif_search_first_order_picks_a_point_as_good_as_the_exact_search():
+    X, y, L = _regression(n=200, noise=0.2)
+    est = LapRLSRegressor(kernel=RBF(gamma=1.0), ambient_reg=1e-2)
+    grid = {"intrinsic_reg": [1e-3, 1e-1, 10.0], "kernel__gamma": [0.3, 3.0, 30.0]}
+    common = dict(cv=SSLKFold(10, transductive=False, random_state=0), scoring="r2")
+    approx = BIFSearchCV(est, grid, random_state=0, **common).fit(X, y, laplacian=L)
+    exact = BIFSearchCV(est, grid, method="exact", **common).fit(X, y, laplacian=L)
+    exact_means = exact.cv_results_["mean_test_score"]
+    # the point BIF picks scores, under exact CV, within 0.05 R² of the exact optimum
+    assert exact_means[approx.best_index_] >= exact_means.max() - 0.05
+    assert np.corrcoef(approx.cv_results_["mean_test_score"], exact_means)[0, 1] > 0.9
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"param_grid": {"intrinsic_reg": [0.1, -1.0]}}, "nothing was fitted"),
+        ({"method": "loo"}, "method"),
+        ({"step": "half"}, "step"),
+        ({"n_columns": 2.5}, "n_columns"),
+        ({"scoring": "roc_auc"}, "scoring"),
+    ],
+)
+def test_bif_search_refuses_before_any_fit(kwargs, match, monkeypatch):
+    X, y, _ = _regression(n=60)
+    fits = []
+    monkeypatch.setattr(LapRLSRegressor, "_solve", lambda self, problem: fits.append(1) or 1 / 0)
+    params = {"estimator": REGRESSOR, "param_grid": {"intrinsic_reg": [0.1]}, "cv": 3}
+    params.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        BIFSearchCV(**params).fit(X, y)
+    assert not fits
+
+
+def test_bif_search_refuses_the_dual_lapsvm_before_any_fit():
+    X, y = make_two_moons(60, random_state=0)
+    y_ssl = np.where(np.arange(60) % 4 == 0, y, -1)
+    with pytest.raises(TypeError, match="solver='primal'"):
+        BIFSearchCV(LapSVC(solver="dual"), {"intrinsic_reg": [0.1]}, cv=3).fit(X, y_ssl)
+
+
+def test_bif_search_is_a_scikit_learn_meta_estimator():
+    search = BIFSearchCV(REGRESSOR, GRID, cv=3, step="newton")
+    assert clone(search).get_params()["step"] == "newton"
+    X, y, _ = _regression(n=80)
+    search.fit(X, y)
+    assert set(search.best_params_) == set(GRID)
+    assert search.cv_results_["mean_fit_time"].shape == (6,)

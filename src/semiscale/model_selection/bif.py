@@ -101,10 +101,19 @@ class _Fold:
     weight: float  # loss weight l / l_i
 
 
-def _fit_once(estimator, X, y, laplacian):
+def fit_keeping_state(estimator, X, y, laplacian=None, fit=None):
+    """Fit a clone of ``estimator`` keeping its :class:`~semiscale.models._base.FitState`.
+
+    ``fit(est)`` replaces ``est.fit(X, y, laplacian=laplacian)`` (the search's shared graph).
+    Returns the fitted estimator and the state, which is removed from the estimator.
+    """
     est = clone(estimator)
     est._keep_fit_state = True
-    est.fit(X, y, laplacian=laplacian)
+    if fit is None:
+        est.fit(X, y, laplacian=laplacian)
+    else:
+        fit(est)
+    del est._keep_fit_state
     state = est.__dict__.pop("_fit_state_", None)
     if state is None:
         raise TypeError(f"{type(estimator).__name__}.fit did not keep its fit state")
@@ -150,13 +159,13 @@ def _fold_targets(est, y, labeled, fit_rows, n, marker):
     return Y, codes
 
 
-def _build_folds(est, state, X, y, splitter, marker):
+def _build_folds(est, state, X, y, ssl_folds, marker):
     problem = state.problem
     n = state.decision.shape[0]
     labeled_all = np.asarray(problem.labeled, dtype=bool)
     n_labeled = int(labeled_all.sum())
     folds = []
-    for fold in splitter.split_ssl(X, y, unlabeled=marker):
+    for fold in ssl_folds:
         fit_rows = np.sort(np.asarray(fold.fit_rows))
         in_fit = np.zeros(n, dtype=bool)
         in_fit[fit_rows] = True
@@ -213,12 +222,7 @@ def _columns(state, X, n_columns, random_state):
     n = X.shape[0]
     labeled = np.flatnonzero(state.problem.labeled)
     others = np.setdiff1d(np.arange(n), labeled)
-    if n_columns == "sqrt":
-        c = int(np.ceil(np.sqrt(n)))
-    elif isinstance(n_columns, numbers.Integral) and n_columns >= 0:
-        c = int(n_columns)
-    else:
-        raise ValueError(f"n_columns must be 'sqrt' or an int >= 0, got {n_columns!r}")
+    c = int(np.ceil(np.sqrt(n))) if check_n_columns(n_columns) == "sqrt" else int(n_columns)
     rng = check_random_state(random_state)
     picked = rng.choice(others, size=min(c, others.size), replace=False)
     return _safe_indexing(X, np.sort(np.concatenate([labeled, picked])))
@@ -306,47 +310,92 @@ def bif_cross_val_predict(
         test row and the unlabeled marker (NaN for regressors) elsewhere.
         ``"decision_function"``: shape (n_samples, n_outputs), NaN off the test rows.
     """
-    result = _bif_run(estimator, X, y, cv, laplacian, hessian, step, n_columns, random_state)
-    est, folds, decisions, marker = result
-    n = decisions[0].shape[0]
-    if method == "decision_function":
-        out = np.full(decisions[0].shape, np.nan)
-        for fold, dec in zip(folds, decisions):
-            out[fold.test_rows] = dec[fold.test_rows]
-        return out
-    if method != "predict":
+    if method not in ("predict", "decision_function"):
         raise ValueError(f"method must be 'predict' or 'decision_function', got {method!r}")
-    if is_classifier(est):
+    est, pairs, marker = _bif_run(
+        estimator, X, y, cv, laplacian, hessian, step, n_columns, random_state
+    )
+    n, r = pairs[0][1].shape
+    if method == "predict" and is_classifier(est):
         out = np.array(y, copy=True).reshape(n)
         out[:] = marker
-        for fold, dec in zip(folds, decisions):
-            out[fold.test_rows] = est._labels_from_decision(dec[fold.test_rows])
+        for rows, dec in pairs:
+            out[rows] = est._labels_from_decision(dec[rows])
         return out
-    out = np.full(decisions[0].shape, np.nan)
-    for fold, dec in zip(folds, decisions):
-        out[fold.test_rows] = dec[fold.test_rows]
-    return out[:, 0] if out.shape[1] == 1 and np.ndim(y) == 1 else out
+    out = np.full((n, r), np.nan)
+    for rows, dec in pairs:
+        out[rows] = dec[rows]
+    if method == "predict" and r == 1 and np.ndim(y) == 1:
+        return out[:, 0]
+    return out
 
 
-def _bif_run(estimator, X, y, cv, laplacian, hessian, step, n_columns, random_state):
-    _check_estimator(estimator)
+def check_n_columns(n_columns):
+    """``n_columns`` if it is "sqrt" or an int >= 0, else a ValueError."""
+    if isinstance(n_columns, str) and n_columns == "sqrt":
+        return n_columns
+    integral = isinstance(n_columns, numbers.Integral) and not isinstance(n_columns, bool)
+    if integral and n_columns >= 0:
+        return n_columns
+    raise ValueError(
+        f"n_columns must be 'sqrt' or an int >= 0 (Nyström columns besides the labeled "
+        f"points), got {n_columns!r}"
+    )
+
+
+def _check_options(hessian, step, n_columns="sqrt"):
     if hessian not in HESSIANS:
         raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
     if step not in STEPS:
         raise ValueError(f"step must be one of {STEPS}, got {step!r}")
+    check_n_columns(n_columns)
+
+
+def approximate_folds(est, state, X, y, ssl_folds, marker, hessian, step, n_columns, seed):
+    """Fold-out decisions of a fitted estimator (its kept ``state``) on ``ssl_folds``.
+
+    Returns
+    -------
+    list of (test_rows, decision) pairs
+        Per fold, its held-out rows and the approximate fold-out decision on all n rows.
+    """
+    folds = _build_folds(est, state, X, y, ssl_folds, marker)
+    decisions = _fold_decisions(est, state, X, folds, hessian, step, n_columns, seed)
+    return [(fold.test_rows, dec) for fold, dec in zip(folds, decisions)]
+
+
+def _bif_run(estimator, X, y, cv, laplacian, hessian, step, n_columns, random_state):
+    _check_estimator(estimator)
+    _check_options(hessian, step, n_columns)
     X = check_X(X)
     y = np.asarray(y)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"y has {y.shape[0]} rows but X has {X.shape[0]} samples")
     splitter = check_ssl_cv(cv)
     marker = estimator_marker(estimator, getattr(splitter, "unlabeled", -1))
-    est, state = _fit_once(estimator, X, y, laplacian)
-    folds = _build_folds(est, state, X, y, splitter, marker)
-    decisions = _fold_decisions(est, state, X, folds, hessian, step, n_columns, random_state)
-    return est, folds, decisions, marker
+    ssl_folds = list(splitter.split_ssl(X, y, unlabeled=marker))
+    est, state = fit_keeping_state(estimator, X, y, laplacian)
+    pairs = approximate_folds(
+        est, state, X, y, ssl_folds, marker, hessian, step, n_columns, random_state
+    )
+    return est, pairs, marker
 
 
-def _score_function(scoring, classifier):
+def fold_scores(est, y, pairs, score):
+    """``score(truth, prediction)`` on each fold's held-out rows."""
+    y = np.asarray(y)
+    scores = []
+    for rows, dec in pairs:
+        if is_classifier(est):
+            pred, truth = est._labels_from_decision(dec[rows]), y[rows]
+        else:
+            pred = dec[rows][:, 0] if dec.shape[1] == 1 else dec[rows]
+            truth = np.asarray(y, dtype=np.float64)[rows]
+        scores.append(score(truth, pred))
+    return np.asarray(scores, dtype=np.float64)
+
+
+def score_function(scoring, classifier):
     if scoring is None:
         scoring = "accuracy" if classifier else "r2"
     if not isinstance(scoring, str):
@@ -401,19 +450,6 @@ def bif_cross_val_score(
     >>> scores.shape
     (4,)
     """
-    est, folds, decisions, _ = _bif_run(
-        estimator, X, y, cv, laplacian, hessian, step, n_columns, random_state
-    )
-    score = _score_function(scoring, is_classifier(est))
-    y = np.asarray(y)
-    scores = []
-    for fold, dec in zip(folds, decisions):
-        rows = fold.test_rows
-        if is_classifier(est):
-            pred = est._labels_from_decision(dec[rows])
-            truth = y[rows]
-        else:
-            pred = dec[rows][:, 0] if dec.shape[1] == 1 else dec[rows]
-            truth = np.asarray(y, dtype=np.float64)[rows]
-        scores.append(score(truth, pred))
-    return np.asarray(scores, dtype=np.float64)
+    score = score_function(scoring, is_classifier(estimator))
+    est, pairs, _ = _bif_run(estimator, X, y, cv, laplacian, hessian, step, n_columns, random_state)
+    return fold_scores(est, y, pairs, score)

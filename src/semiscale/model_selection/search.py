@@ -233,11 +233,12 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             default_marker=default_marker,
         )
         evaluator.check(points)  # every point, before any fit
+        self._check_before_fits(template)
         self.scorer_ = get_ssl_scorer(self.scoring, unlabeled=default_marker)
         marker = estimator_marker(template, default_marker)
         folds = list(splitter.split_ssl(X, y, unlabeled=marker))
         self.n_splits_ = len(folds)
-        results = evaluator.run(points, folds, self.scorer_)
+        results = self._evaluate(evaluator, points, folds, marker)
         self.cv_results_ = self._results(points, results)
         means = self.cv_results_["mean_test_score"]
         if np.isnan(means).all():
@@ -257,6 +258,13 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.n_graph_fits_ = evaluator.n_graph_fits
         self.graph_time_ = evaluator.graph_time
         return self
+
+    def _check_before_fits(self, template):
+        """Refuse, before any fit, what the evaluation would refuse (a hook)."""
+
+    def _evaluate(self, evaluator, points, folds, marker):
+        """Scores and times of every (point, fold): exact CV, each fold fitted."""
+        return evaluator.run(points, folds, self.scorer_)
 
     def _results(self, points, results):
         scores = results.scores
