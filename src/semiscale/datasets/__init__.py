@@ -4,11 +4,13 @@
   directory ``$SEMISCALE_DATA``, or a verified download); :func:`fetch_dataset` only locates
   the files.
 * :func:`load_libsvm`, :func:`load_idx`, :func:`load_mnist_idx` -- file readers.
-* :func:`make_two_moons`, :func:`make_circles` -- synthetic sets of any size.
+* :func:`make_two_moons`, :func:`make_circles` -- synthetic sets of any size;
+  :func:`make_extended_usps`, :func:`distort_digits`, :func:`resize_digits` -- distorted digits.
 * :func:`ssl_split`, :func:`mask_unlabeled` -- labeled/unlabeled splits;
   :func:`binary_labels`, :func:`encode_labels` -- label recoding.
 """
 
+from .distorted import distort_digits, make_extended_usps, resize_digits
 from .fetch import (
     ChecksumError,
     DownloadError,
@@ -35,6 +37,7 @@ __all__ = [
     "binary_labels",
     "dataset_info",
     "dataset_names",
+    "distort_digits",
     "encode_labels",
     "fetch_dataset",
     "file_checksum",
@@ -45,7 +48,9 @@ __all__ = [
     "load_libsvm",
     "load_mnist_idx",
     "make_circles",
+    "make_extended_usps",
     "make_two_moons",
     "mask_unlabeled",
+    "resize_digits",
     "ssl_split",
 ]

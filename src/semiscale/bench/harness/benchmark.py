@@ -49,6 +49,10 @@ CATALOG = {
         "semiscale.bench.few_labels",
         "1-10 labels per class: semiscale's defaults vs LabelSpreading (usps, letter, moons)",
     ),
+    "paper001": (
+        "semiscale.bench.paper001",
+        "paper 001 (SLapCVM): Figure 1 (two moons to 10⁶ points), Figure 2 (USPS, extended USPS)",
+    ),
 }
 
 #: Where a run writes when no folder is given: ``./semiscale-bench/<name>`` in the current
