@@ -53,6 +53,10 @@ CATALOG = {
         "semiscale.bench.paper001",
         "paper 001 (SLapCVM): Figure 1 (two moons to 10⁶ points), Figure 2 (USPS, extended USPS)",
     ),
+    "paper004": (
+        "semiscale.bench.paper004",
+        "paper 004 (approximate CV, t-BIF): Tables 1-2, t-BIF against exact t-CV, t = 5, 10, 20",
+    ),
 }
 
 #: Where a run writes when no folder is given: ``./semiscale-bench/<name>`` in the current

@@ -8,7 +8,15 @@ import numpy as np
 
 from .protocol import n_labeled
 
-__all__ = ["Split", "load_dense", "make_split", "minmax_scaler", "n_labeled", "rmse"]
+__all__ = [
+    "Split",
+    "load_dense",
+    "make_split",
+    "minmax_scaler",
+    "n_labeled",
+    "rmse",
+    "standard_scaler",
+]
 
 
 def load_dense(source: str, max_samples: int | None = None, data_home=None):
@@ -40,6 +48,23 @@ def minmax_scaler(X_train):
 
     def transform(A):
         Z = 2.0 * (A - lo) / span - 1.0
+        Z[:, const] = 0.0
+        return Z
+
+    return transform
+
+
+def standard_scaler(X_train):
+    """Zero mean and unit variance per feature, fitted on ``X_train``; constant features -> 0.
+
+    Returns the transform, to apply to the training and the test split alike.
+    """
+    mean, std = X_train.mean(axis=0), X_train.std(axis=0)
+    const = std <= 0
+    std = np.where(const, 1.0, std)
+
+    def transform(A):
+        Z = (A - mean) / std
         Z[:, const] = 0.0
         return Z
 
@@ -78,17 +103,21 @@ class Split:
         return y
 
 
-def make_split(X, y, seed: int, train_fraction: float, labeled_fraction: float) -> Split:
-    """Repeat ``seed``: random train/test split, svm-scale fitted on train, labeled prefix.
+def make_split(
+    X, y, seed: int, train_fraction: float, labeled_fraction: float, scaler=minmax_scaler
+) -> Split:
+    """Repeat ``seed``: random train/test split, ``scaler`` fitted on train, labeled prefix.
 
     One generator seeded with ``seed`` draws the split, then the order of the training rows.
+    ``scaler`` is svm-scale to [-1, 1] (:func:`minmax_scaler`, paper 000) or
+    :func:`standard_scaler` (paper 004).
     """
     rng = np.random.default_rng(seed)
     n = X.shape[0]
     perm = rng.permutation(n)
     n_train = int(round(train_fraction * n))
     tr, te = perm[:n_train], perm[n_train:]
-    transform = minmax_scaler(X[tr])
+    transform = scaler(X[tr])
     order = rng.permutation(n_train)
     split = Split(transform(X[tr]), y[tr], transform(X[te]), y[te], order, seed)
     split.y_observed = split.observed(n_labeled(n_train, labeled_fraction))
