@@ -83,3 +83,22 @@ def test_nystrom_span_summary_and_report(tmp_path):
     text = (tmp_path / "README.md").read_text()
     assert f"| {default} | 70.0 ± 10.0 [2.0 s] (not converged) | — | — | — |" in text
     assert f"| {ns.LABEL_SPREADING} | — | — | — | 50.0 ± 0.0 [2.0 s] |" in text
+
+
+def test_bif_interpolation_report(tmp_path):
+    """The bif_interpolation study's table, on made-up records."""
+    from semiscale.bench.studies import bif_interpolation as bi
+
+    records = [
+        {"model": "LapRLS", "criterion": "exact CV", "accuracy": 0.82, "seconds": 2.7},
+        {"model": "LapRLS", "criterion": "bif, exact", "accuracy": 0.98256, "seconds": 0.8},
+    ]
+    results = {
+        "summary": bi.summarize(records),
+        "commit": "abc",
+        "machine": {"platform": "p", "python": "3"},
+    }
+    bi.write_report(results, tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    assert "| LapRLS | exact CV | 0.8200 | 2.7 |" in text
+    assert "| LapRLS | bif, exact | 0.9826 | 0.8 |" in text
