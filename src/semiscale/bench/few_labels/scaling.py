@@ -14,11 +14,12 @@ own: no earlier, larger fit is carried over.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from functools import partial
 
 import numpy as np
+
+from ..harness.child import run_child
 
 __all__ = ["child", "fit_moons", "fit_in_subprocess", "run_scaling", "scaling_spec"]
 
@@ -87,14 +88,7 @@ def child() -> None:
 def fit_in_subprocess(spec: dict) -> dict:
     """:func:`fit_moons` of ``spec`` in a fresh Python process; a record with ``error`` if it
     died (e.g. out of memory)."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD], input=json.dumps(spec), capture_output=True, text=True
-    )
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        tail = " ".join(proc.stderr.split())[-300:]
-        return {"error": f"subprocess exited with {proc.returncode}: {tail}", "warnings": []}
-    return json.loads(lines[-1])
+    return run_child(_CHILD, spec)
 
 
 def run_scaling(bench, protocol, store, ctx) -> None:

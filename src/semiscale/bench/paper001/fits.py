@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 import sys
 import time
 import warnings
@@ -21,6 +20,7 @@ import numpy as np
 
 from ..._progress import silenced
 from ..harness import measured_fit
+from ..harness.child import run_child
 from ..harness.records import jsonable
 from ..harness.runner import estimator_facts
 from .data import (
@@ -204,14 +204,7 @@ def fit_in_child(protocol, method: str, u: int, repeat: int, tuned: dict) -> dic
         }
     )
     spec = {"knobs": knobs, "method": method, "u": u, "repeat": repeat, "tuned": tuned}
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD], input=json.dumps(spec), capture_output=True, text=True
-    )
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        tail = " ".join(proc.stderr.split())[-300:]
-        return {"error": f"subprocess exited with {proc.returncode}: {tail}", "warnings": []}
-    return json.loads(lines[-1])
+    return run_child(_CHILD, spec)
 
 
 def run_moons(bench, protocol, store, ctx) -> None:
