@@ -204,3 +204,24 @@ def test_reduced_lapsvm_on_two_moons_with_paper_001s_settings():
 )
 def test_nystrom_lapsvm_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_primal_newton_steps_share_one_kernel_matrix_when_it_fits(monkeypatch):
+    import semiscale.solvers.exact as exact
+
+    calls = []
+    original = exact.kernel_matrix
+    monkeypatch.setattr(
+        exact, "kernel_matrix", lambda *a, **k: calls.append(1) or original(*a, **k)
+    )
+    X, y = make_two_moons(120, noise=0.15, random_state=0)
+    y_ssl = np.where(np.arange(120) % 6 == 0, y, -1)
+    common = dict(solver="primal", loss="huber_hinge", kernel=RBF(gamma=2.0), intrinsic_reg=1.0)
+    cached = LapSVC(**common).fit(X, y_ssl)
+    assert cached.solver_info_["newton_iterations"][0] >= 2
+    assert len(calls) == 1
+    calls.clear()
+    # room for two n x n arrays but not three: K is recomputed at every step
+    uncached = LapSVC(**common, memory_budget=3 * 120 * 120 * 8 - 1).fit(X, y_ssl)
+    assert len(calls) >= uncached.solver_info_["newton_iterations"][0]
+    np.testing.assert_array_equal(cached.dual_coef_, uncached.dual_coef_)

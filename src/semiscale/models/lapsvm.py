@@ -260,5 +260,6 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
             preconditioner=self.preconditioner,
             tol=self.tol,
             max_iter=self.max_iter,
+            kernel_cache={},  # K computed once for all Newton steps of this fit
         )
         return solve_manifold(problem, quadratic)

@@ -84,8 +84,18 @@ def _solve_direct(qp: QuadraticProblem, options) -> Solution:
     X, L = qp.X, qp.laplacian
     n = X.shape[0]
     check_dense_fits(n, qp.memory_budget, 2, DIRECT_WHAT)
-    with stage(f"kernel matrix ({n}×{n})", qp.verbose):
-        K = np.asarray(kernel_matrix(qp.kernel, X, memory_budget=qp.memory_budget), float)
+    # A Newton solve calls this once per step on the same X and kernel: a kernel_cache dict
+    # keeps K between steps when a third n × n array fits the budget.
+    cache = options.get("kernel_cache")
+    if cache is not None and 3 * n * n * 8 > parse_memory_budget(qp.memory_budget):
+        cache = None
+    if cache is not None and "K" in cache:
+        K = cache["K"].copy()
+    else:
+        with stage(f"kernel matrix ({n}×{n})", qp.verbose):
+            K = np.asarray(kernel_matrix(qp.kernel, X, memory_budget=qp.memory_budget), float)
+        if cache is not None:
+            cache["K"] = K.copy()
     with stage(f"LapRLS direct solve ({n}×{n} LU)", qp.verbose):
         # System matrix A = J_a K + λ_I L K + λ_A I, formed in place in K, in column blocks.
         get_ops().laprls_system_inplace(
@@ -226,7 +236,10 @@ def solve_exact(qp: QuadraticProblem, *, solver="direct", **options) -> Solution
     qp : QuadraticProblem
     solver : {"direct", "cg", "pcg"}
     **options
-        ``preconditioner`` (for "pcg"), ``tol``, ``max_iter``.
+        ``preconditioner`` (for "pcg"), ``tol``, ``max_iter``; ``kernel_cache`` (a dict, for
+        "direct"): the kernel matrix kept there by the first call and reused by the next ones
+        on the same ``X`` and kernel (a Newton solve's steps), when three ``n × n`` arrays fit
+        ``memory_budget``.
 
     The exact reference computes in float64 whatever X's dtype: float32 kernel blocks carry
     errors of about κ(H)·6e-8 (see NystromLapRLSRegressor's kernel_dtype).
@@ -237,5 +250,12 @@ def solve_exact(qp: QuadraticProblem, *, solver="direct", **options) -> Solution
         raise ValueError(f"solver={solver!r} is not one of {sorted(EXACT_SOLVERS)}") from None
     if qp.X.dtype != np.float64:
         qp = dataclasses.replace(qp, X=qp.X.astype(np.float64))
-    options = {"solver": solver, "preconditioner": None, "tol": 1e-6, "max_iter": None, **options}
+    options = {
+        "solver": solver,
+        "preconditioner": None,
+        "tol": 1e-6,
+        "max_iter": None,
+        "kernel_cache": None,
+        **options,
+    }
     return solve(qp, options)
