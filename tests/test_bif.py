@@ -273,3 +273,133 @@ def test_bif_search_is_a_scikit_learn_meta_estimator():
     search.fit(X, y)
     assert set(search.best_params_) == set(GRID)
     assert search.cv_results_["mean_fit_time"].shape == (6,)
+
+
+# ---------------------------------------------------------------------------- review cases
+def _newton_exact(est, X, y, cv, **kw):
+    return bif_cross_val_predict(
+        est, X, y, cv=cv, step="newton", hessian="exact", method="decision_function", **kw
+    )
+
+
+def test_classifier_decisions_equal_retraining_inductive_three_classes():
+    X, y = make_two_moons(240, noise=0.15, random_state=0)
+    y = np.where(X[:, 0] > 1.2, 2, y)
+    y_ssl = np.where(np.random.RandomState(1).rand(240) < 0.25, y, -1)
+    L = KNNGraph(n_neighbors=8).fit(X).laplacian_
+    est = LapRLSClassifier(kernel=RBF(gamma=2.0), intrinsic_reg="auto", fit_intercept=True)
+    cv = SSLKFold(4, transductive=False, random_state=0)
+    approx = _newton_exact(est, X, y_ssl, cv, laplacian=L)
+    for fold in cv.split_ssl(X, y_ssl, unlabeled=-1):
+        rows = fold.fit_rows
+        L_fold = PrecomputedGraph(L, X, kind="laplacian").fit_rows(rows).laplacian_
+        model = clone(est).fit(X[rows], y_ssl[rows], laplacian=L_fold)
+        exact = model.decision_function(X[fold.test_rows])
+        np.testing.assert_allclose(approx[fold.test_rows], exact, atol=1e-8)
+
+
+def test_scikit_learn_splitters_score_labeled_test_rows_only():
+    from sklearn.model_selection import KFold
+
+    from semiscale.model_selection import ssl_cross_val_score
+
+    X, y = make_two_moons(160, noise=0.15, random_state=0)
+    y_ssl = np.where(np.random.RandomState(3).rand(160) < 0.3, y, -1)
+    L = KNNGraph(n_neighbors=8).fit(X).laplacian_
+    est = LapRLSClassifier(kernel=RBF(gamma=2.0), intrinsic_reg=1.0)
+    splitter = KFold(4, shuffle=True, random_state=0)
+    pairs = list(splitter.split(X))
+    for cv in (splitter, pairs):
+        exact = ssl_cross_val_score(est, X, y_ssl, cv=cv, laplacian=L)
+        approx = bif_cross_val_score(
+            est, X, y_ssl, cv=cv, laplacian=L, step="newton", hessian="exact"
+        )
+        np.testing.assert_allclose(approx, exact)
+    X_r, y_r, L_r = _regression(n=120)
+    exact = ssl_cross_val_score(REGRESSOR, X_r, y_r, cv=splitter, laplacian=L_r)
+    approx = bif_cross_val_score(
+        REGRESSOR, X_r, y_r, cv=splitter, laplacian=L_r, step="newton", hessian="exact"
+    )
+    np.testing.assert_allclose(approx, exact, rtol=1e-6)
+
+
+def test_inductive_folds_on_the_estimators_normalized_graph():
+    X, y, _ = _regression(n=150)
+    graph = KNNGraph(n_neighbors=8, normalized=True)
+    est = clone(REGRESSOR).set_params(graph=graph)
+    cv = SSLKFold(4, transductive=False, random_state=0)
+    approx = _newton_exact(est, X, y, cv)[:, 0]
+    adjacency = clone(graph).fit(X).adjacency_
+    for fold in cv.split_ssl(X, y, unlabeled=np.nan):
+        rows = fold.fit_rows
+        sub = PrecomputedGraph(adjacency, X, kind="adjacency", normalized=True).fit_rows(rows)
+        model = clone(est).fit(X[rows], y[rows], laplacian=sub.laplacian_)
+        np.testing.assert_allclose(
+            approx[fold.test_rows], model.predict(X[fold.test_rows]), atol=1e-8
+        )
+
+
+def test_string_labels_with_a_longer_marker():
+    X, y = make_two_moons(120, noise=0.15, random_state=0)
+    names = np.array(["a", "b"])[y]
+    L = KNNGraph(n_neighbors=8).fit(X).laplacian_
+    est = LapRLSClassifier(kernel=RBF(gamma=2.0), intrinsic_reg=1.0, unlabeled="unknown")
+    cv = SSLKFold(4, random_state=0, unlabeled="unknown")
+    predicted = bif_cross_val_predict(est, X, names, cv=cv, laplacian=L, step="newton")
+    assert set(np.unique(predicted)) <= {"a", "b"}
+    scores = bif_cross_val_score(est, X, names, cv=cv, laplacian=L, step="newton")
+    assert scores.mean() > 0.9
+
+
+def test_nystrom_estimator_steps_on_its_own_centers(monkeypatch):
+    import semiscale.model_selection.bif as bif
+
+    seen = []
+    original = bif.nystrom_fold_out
+    monkeypatch.setattr(
+        bif, "nystrom_fold_out", lambda *a, **k: seen.append(a[-1]) or original(*a, **k)
+    )
+    X, y, L = _regression(n=120)
+    est = NystromLapRLSRegressor(kernel=RBF(gamma=3.0), n_centers=40, random_state=0)
+    bif_cross_val_predict(est, X, y, cv=3, laplacian=L)
+    centers = clone(est).fit(X, y, laplacian=L).X_fit_
+    np.testing.assert_array_equal(seen[0], centers)
+
+
+def test_refusals_come_before_any_fit(monkeypatch):
+    from semiscale.models import SparseLapCVMClassifier
+
+    fits = []
+    monkeypatch.setattr(LapRLSClassifier, "_solve", lambda self, p: fits.append(1) or 1 / 0)
+    X, _ = make_two_moons(60, random_state=0)
+    y_ssl = np.full(60, -1)
+    y_ssl[[0, 1, 2]] = 0
+    y_ssl[3] = 1
+    with pytest.raises(ValueError, match="every class needs a labeled point"):
+        bif_cross_val_predict(LapRLSClassifier(), X, y_ssl, cv=[(np.delete(np.arange(60), 3), [3])])
+    normalized = KNNGraph(n_neighbors=8, normalized=True).fit(X).laplacian_
+    with pytest.raises(ValueError, match="subgraphs of the given laplacian"):
+        bif_cross_val_score(
+            LapRLSClassifier(), X, np.where(np.arange(60) % 4 == 0, np.arange(60) % 8 // 4, -1),
+            cv=SSLKFold(2, transductive=False, random_state=0), laplacian=normalized,
+        )  # fmt: skip
+    assert not fits
+    assert not supports_bif(SparseLapCVMClassifier())
+    with pytest.raises(TypeError, match="param_grid point 1"):
+        BIFSearchCV(LapSVC(), {"solver": ["primal", "dual"]}, cv=3).fit(X, y_ssl)
+
+
+def test_bif_search_classifier_with_newton_steps_equals_the_exact_search():
+    X, y = make_two_moons(160, noise=0.2, random_state=0)
+    y_ssl = np.where(np.random.RandomState(4).rand(160) < 0.2, y, -1)
+    est = LapRLSClassifier(kernel=RBF(gamma=1.0), graph=KNNGraph(n_neighbors=8))
+    grid = {"intrinsic_reg": [0.01, 1.0], "kernel__gamma": [0.5, 5.0]}
+    cv = SSLKFold(4, transductive=False, random_state=0)
+    L = KNNGraph(n_neighbors=8).fit(X).laplacian_
+    approx = BIFSearchCV(est, grid, cv=cv, step="newton", hessian="exact").fit(
+        X, y_ssl, laplacian=L
+    )
+    exact = BIFSearchCV(est, grid, cv=cv, method="exact").fit(X, y_ssl, laplacian=L)
+    for k in range(4):
+        key = f"split{k}_test_score"
+        np.testing.assert_allclose(approx.cv_results_[key], exact.cv_results_[key])

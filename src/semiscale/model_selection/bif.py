@@ -46,6 +46,7 @@ from .._validation import check_classification_targets, check_X
 from ..linalg.ops import get_ops
 from ..losses import SquaredLoss, get_loss
 from ..models._fit_state import centring_offset, labeled_prior
+from ..solvers.exact import check_dense_fits
 from ..solvers.influence import (
     HessianSpec,
     curvature_weights,
@@ -53,7 +54,7 @@ from ..solvers.influence import (
     fit_hessian,
     nystrom_fold_out,
 )
-from ._markers import estimator_marker
+from ._markers import estimator_marker, hide_labels, labeled_mask
 from .folds import check_ssl_cv
 
 __all__ = ["HESSIANS", "STEPS", "bif_cross_val_predict", "bif_cross_val_score", "supports_bif"]
@@ -74,6 +75,8 @@ def supports_bif(estimator) -> bool:
 
     if not isinstance(estimator, ManifoldMixin):
         return False
+    if type(estimator)._fit_problem is not ManifoldMixin._fit_problem:
+        return False  # a fit of its own (SLapCVM's core vector machine) keeps no fit state
     return getattr(estimator, "solver", None) != "dual"
 
 
@@ -126,14 +129,33 @@ def _embedded(L_sub, rows, n):
     return sp.csr_matrix((coo.data, (rows[coo.row], rows[coo.col])), shape=(n, n))
 
 
-def _fold_laplacian(problem, X, fit_rows, n):
+def _subgraphs(graph, X, given, fitted):
+    """A PrecomputedGraph giving the subgraphs the fold-out fits would use.
+
+    The estimator's own graph: the subgraph of its adjacency, normalized, powered and ridged as
+    the graph was (``KNNGraph(normalized=True)`` included); a Laplacian given to ``fit``: the
+    induced subgraph of ``D - W`` (a normalized given Laplacian cannot be subset).
+    """
+    from ..graph import PrecomputedGraph
+
+    if given is None and graph is not None and getattr(graph, "adjacency_", None) is not None:
+        return PrecomputedGraph(
+            graph.adjacency_,
+            X,
+            kind="adjacency",
+            normalized=getattr(graph, "normalized", False),
+            power=getattr(graph, "power", 1),
+            ridge=getattr(graph, "ridge", 0.0),
+        )
+    return PrecomputedGraph(fitted, X, kind="laplacian")
+
+
+def _fold_laplacian(problem, subgraphs, fit_rows, n):
     if problem.laplacian is None:
         return None
     if fit_rows.size == n:
         return problem.laplacian
-    from ..graph import PrecomputedGraph
-
-    graph = PrecomputedGraph(problem.laplacian, X, kind="laplacian").fit_rows(fit_rows)
+    graph = subgraphs().fit_rows(fit_rows)
     return _embedded(graph.laplacian_, fit_rows, n)
 
 
@@ -142,15 +164,7 @@ def _fold_targets(est, y, labeled, fit_rows, n, marker):
     if not is_classifier(est):
         Y = np.asarray(y, dtype=np.float64).reshape(n, -1)
         return np.where(labeled[:, None], np.nan_to_num(Y), 0.0), None
-    y_fold = np.array(y, copy=True)
-    y_fold[~labeled] = marker
-    present = np.unique(y_fold[labeled])
-    if present.shape != est.classes_.shape or not np.array_equal(present, est.classes_):
-        raise ValueError(
-            f"a fold's training labels hold the classes {present.tolist()} but the data hold "
-            f"{est.classes_.tolist()}: every class needs a labeled point outside every fold; "
-            f"use fewer folds (cv) or label more points of the rare classes"
-        )
+    y_fold = hide_labels(y, ~labeled, marker)
     targets = check_classification_targets(y_fold[fit_rows], fit_rows.size, unlabeled=marker)
     Y = np.zeros((n, est._encode_targets(targets).shape[1]))
     Y[fit_rows] = est._encode_targets(targets)
@@ -159,11 +173,65 @@ def _fold_targets(est, y, labeled, fit_rows, n, marker):
     return Y, codes
 
 
-def _build_folds(est, state, X, y, ssl_folds, marker):
+def check_folds(estimator, X, y, ssl_folds, marker, hessian, laplacian=None):
+    """Refuse, before any fit, folds the fold-out objectives cannot be built on.
+
+    A fold without labeled training points, a fold whose labeled training points miss a class,
+    an exact Hessian over the memory budget, inductive folds on a given Laplacian that cannot
+    be subset.
+    """
+    n = X.shape[0]
+    labeled_all = labeled_mask(y, marker)
+    classifier = is_classifier(estimator)
+    classes = np.unique(np.asarray(y)[labeled_all]) if classifier else None
+    inductive = None
+    for fold in ssl_folds:
+        keep = np.zeros(n, dtype=bool)
+        keep[np.asarray(fold.fit_rows, dtype=np.intp)] = True
+        keep &= labeled_all
+        keep[np.asarray(fold.hidden_rows, dtype=np.intp)] = False
+        if not keep.any():
+            raise ValueError("a fold leaves no labeled point to fit: use fewer folds (cv)")
+        if classifier:
+            present = np.unique(np.asarray(y)[keep])
+            if present.shape != classes.shape:
+                raise ValueError(
+                    f"a fold's training labels hold the classes {present.tolist()} but the "
+                    f"data hold {classes.tolist()}: every class needs a labeled point outside "
+                    f"every fold; use fewer folds (cv) or label more points of the rare classes"
+                )
+        if inductive is None and np.asarray(fold.fit_rows).size < n:
+            inductive = np.sort(np.asarray(fold.fit_rows, dtype=np.intp))
+    if hessian == "exact" and not hasattr(estimator, "n_centers"):
+        check_dense_fits(
+            n + 1, getattr(estimator, "memory_budget", None), 4, "the exact BIF Hessian"
+        )
+    if laplacian is not None and inductive is not None:
+        from ..graph import PrecomputedGraph
+
+        try:
+            PrecomputedGraph(laplacian, X, kind="laplacian").fit_rows(inductive)
+        except ValueError as exc:
+            raise ValueError(
+                f"inductive folds need the subgraphs of the given laplacian, which cannot be "
+                f"taken ({exc}); pass the adjacency's unnormalized Laplacian, or use "
+                f"transductive folds"
+            ) from exc
+
+
+def _build_folds(est, state, X, y, ssl_folds, marker, laplacian=None, graph=None):
     problem = state.problem
     n = state.decision.shape[0]
     labeled_all = np.asarray(problem.labeled, dtype=bool)
     n_labeled = int(labeled_all.sum())
+    cached = []
+
+    def subgraphs():  # built on the first inductive fold only; its row index is shared
+        if not cached:
+            owner = graph if graph is not None else getattr(est, "graph_", None)
+            cached.append(_subgraphs(owner, X, laplacian, problem.laplacian))
+        return cached[0]
+
     folds = []
     for fold in ssl_folds:
         fit_rows = np.sort(np.asarray(fold.fit_rows))
@@ -174,12 +242,18 @@ def _build_folds(est, state, X, y, ssl_folds, marker):
         l_fold = int(labeled.sum())
         if l_fold == 0:
             raise ValueError("a fold leaves no labeled point to fit: use fewer folds (cv)")
-        L = _fold_laplacian(problem, X, fit_rows, n)
+        L = _fold_laplacian(problem, subgraphs, fit_rows, n)
         lam_i = 0.0
         if L is not None and problem.lambda_intrinsic > 0:
             intrinsic = est._resolve_intrinsic_reg(fit_rows.size, l_fold)
+            trace = float(L.diagonal().sum())
+            if not trace > 0:
+                raise ValueError(
+                    "a fold's subgraph has no edges, so its intrinsic term fᵀLf/tr(L) is "
+                    "undefined; use fewer folds (cv), more neighbours, or transductive folds"
+                )
             # the fold's λ_I = l_i·c_i/tr(L_i), times l/l_i to keep λ_A = l·ambient_reg
-            lam_i = n_labeled * intrinsic / float(L.diagonal().sum())
+            lam_i = n_labeled * intrinsic / trace
         targets, codes = _fold_targets(est, y, labeled, fit_rows, n, marker)
         folds.append(
             _Fold(
@@ -243,7 +317,8 @@ def _fold_decisions(est, state, X, folds, hessian, step, n_columns, random_state
     else:
         specs = [_fold_hessian(problem, g, fold) for fold in folds]
         spec_of_fold = list(range(len(folds)))
-    if hessian == "exact" and state.solution.X_fit.shape[0] == X.shape[0]:
+    X_fit = state.solution.X_fit
+    if hessian == "exact" and (X_fit is None or X_fit.shape[0] == X.shape[0]):
         delta_g = exact_fold_out(problem, delta_u, specs, spec_of_fold)
     else:
         columns = _columns(state, X, n_columns, random_state)
@@ -317,8 +392,7 @@ def bif_cross_val_predict(
     )
     n, r = pairs[0][1].shape
     if method == "predict" and is_classifier(est):
-        out = np.array(y, copy=True).reshape(n)
-        out[:] = marker
+        out = hide_labels(np.asarray(y).reshape(n), np.arange(n), marker)
         for rows, dec in pairs:
             out[rows] = est._labels_from_decision(dec[rows])
         return out
@@ -351,15 +425,22 @@ def _check_options(hessian, step, n_columns="sqrt"):
     check_n_columns(n_columns)
 
 
-def approximate_folds(est, state, X, y, ssl_folds, marker, hessian, step, n_columns, seed):
+def approximate_folds(
+    est, state, X, y, ssl_folds, marker, hessian, step, n_columns, seed, laplacian=None,
+    graph=None,
+):  # fmt: skip
     """Fold-out decisions of a fitted estimator (its kept ``state``) on ``ssl_folds``.
+
+    ``laplacian`` is the one given to ``fit`` (None when the estimator built its graph) and
+    ``graph`` the fitted graph object the fit's Laplacian came from when not ``est.graph_``
+    (a search's shared graph): inductive folds take their subgraphs from it.
 
     Returns
     -------
     list of (test_rows, decision) pairs
         Per fold, its held-out rows and the approximate fold-out decision on all n rows.
     """
-    folds = _build_folds(est, state, X, y, ssl_folds, marker)
+    folds = _build_folds(est, state, X, y, ssl_folds, marker, laplacian, graph)
     decisions = _fold_decisions(est, state, X, folds, hessian, step, n_columns, seed)
     return [(fold.test_rows, dec) for fold, dec in zip(folds, decisions)]
 
@@ -374,18 +455,20 @@ def _bif_run(estimator, X, y, cv, laplacian, hessian, step, n_columns, random_st
     splitter = check_ssl_cv(cv)
     marker = estimator_marker(estimator, getattr(splitter, "unlabeled", -1))
     ssl_folds = list(splitter.split_ssl(X, y, unlabeled=marker))
+    check_folds(estimator, X, y, ssl_folds, marker, hessian, laplacian)
     est, state = fit_keeping_state(estimator, X, y, laplacian)
     pairs = approximate_folds(
-        est, state, X, y, ssl_folds, marker, hessian, step, n_columns, random_state
+        est, state, X, y, ssl_folds, marker, hessian, step, n_columns, random_state, laplacian
     )
     return est, pairs, marker
 
 
-def fold_scores(est, y, pairs, score):
-    """``score(truth, prediction)`` on each fold's held-out rows."""
+def fold_scores(est, y, pairs, score, marker):
+    """``score(truth, prediction)`` on each fold's held-out labeled rows."""
     y = np.asarray(y)
     scores = []
     for rows, dec in pairs:
+        rows = rows[labeled_mask(y[rows], marker)]  # a splitter's test rows may be unlabeled
         if is_classifier(est):
             pred, truth = est._labels_from_decision(dec[rows]), y[rows]
         else:
@@ -451,5 +534,7 @@ def bif_cross_val_score(
     (4,)
     """
     score = score_function(scoring, is_classifier(estimator))
-    est, pairs, _ = _bif_run(estimator, X, y, cv, laplacian, hessian, step, n_columns, random_state)
-    return fold_scores(est, y, pairs, score)
+    est, pairs, marker = _bif_run(
+        estimator, X, y, cv, laplacian, hessian, step, n_columns, random_state
+    )
+    return fold_scores(est, y, pairs, score, marker)

@@ -17,12 +17,13 @@ from sklearn.base import clone, is_classifier
 from sklearn.exceptions import FitFailedWarning
 
 from .._progress import progress
+from .._random import check_random_state
 from ._evaluate import _ALL_ROWS, FoldResults, _freeze, graph_params_of
 from .bif import (
     _check_estimator,
     _check_options,
     approximate_folds,
-    check_n_columns,
+    check_folds,
     fit_keeping_state,
     fold_scores,
     score_function,
@@ -133,20 +134,26 @@ graph_time_, refit_time_, scorer_
         self.n_columns = n_columns
         self.random_state = random_state
 
-    def _check_before_fits(self, template):
+    def _check_before_fits(self, template, points):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        _check_options(self.hessian, self.step, self.n_columns)
         if self.method == "exact":
             return
-        _check_estimator(template)
-        _check_options(self.hessian, self.step)
+        for index, point in enumerate(points):  # a point may switch to what BIF cannot expand
+            try:
+                _check_estimator(clone(template).set_params(**point))
+            except TypeError as exc:
+                raise TypeError(f"param_grid point {index} {point!r}: {exc}") from None
         self._score = score_function(self.scoring, is_classifier(template))
-        check_n_columns(self.n_columns)
 
     def _evaluate(self, evaluator, points, folds, marker):
         if self.method == "exact":
             return super()._evaluate(evaluator, points, folds, marker)
         X, y = evaluator.X, evaluator.y
+        check_folds(evaluator.estimator, X, y, folds, marker, self.hessian, evaluator.laplacian)
+        # one draw of the Nyström columns for every grid point: their scores stay comparable
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         n_points, n_folds = len(points), len(folds)
         scores = np.full((n_points, n_folds), np.nan)
         fit_times = np.zeros((n_points, n_folds))
@@ -171,9 +178,9 @@ graph_time_, refit_time_, scorer_
                 tic = time.perf_counter()
                 pairs = approximate_folds(
                     est, state, X, y, folds, marker, self.hessian, self.step, self.n_columns,
-                    self.random_state,
+                    seed, evaluator.laplacian, evaluator._graphs.get((_ALL_ROWS, graph_key)),
                 )  # fmt: skip
-                scores[p] = fold_scores(est, y, pairs, self._score)
+                scores[p] = fold_scores(est, y, pairs, self._score, marker)
                 score_seconds = time.perf_counter() - tic
             except Exception as exc:
                 if self.error_score == "raise":

@@ -233,7 +233,7 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             default_marker=default_marker,
         )
         evaluator.check(points)  # every point, before any fit
-        self._check_before_fits(template)
+        self._check_before_fits(template, points)
         self.scorer_ = get_ssl_scorer(self.scoring, unlabeled=default_marker)
         marker = estimator_marker(template, default_marker)
         folds = list(splitter.split_ssl(X, y, unlabeled=marker))
@@ -259,7 +259,7 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.graph_time_ = evaluator.graph_time
         return self
 
-    def _check_before_fits(self, template):
+    def _check_before_fits(self, template, points):
         """Refuse, before any fit, what the evaluation would refuse (a hook)."""
 
     def _evaluate(self, evaluator, points, folds, marker):

@@ -84,7 +84,9 @@ def _graph_times(spec: HessianSpec, V: np.ndarray) -> np.ndarray:
     """``2 λ_I L V`` (zeros without a graph term)."""
     if spec.laplacian is None or spec.lambda_intrinsic == 0:
         return np.zeros_like(V)
-    return 2.0 * spec.lambda_intrinsic * get_ops().sparse_matmul(spec.laplacian, V)
+    out = np.asarray(get_ops().sparse_matmul(spec.laplacian, V))
+    out *= 2.0 * spec.lambda_intrinsic
+    return out
 
 
 def _column_groups(weights: np.ndarray):
@@ -131,16 +133,26 @@ def exact_fold_out(problem: ManifoldProblem, delta_u, specs, spec_of_fold) -> np
     """
     ops = get_ops()
     n = delta_u.shape[0]
-    check_dense_fits(n + 1, problem.memory_budget, 3, "the exact BIF Hessian")
+    # K, 2λ_I L K (one per Laplacian), the system M and a temporary of the sparse product
+    check_dense_fits(n + 1, problem.memory_budget, 4, "the exact BIF Hessian")
     K = np.asarray(kernel_matrix(problem.kernel, problem.X, memory_budget=problem.memory_budget))
     intercept = bool(problem.fit_intercept)
     out = np.empty_like(delta_u)
+    graph_parts = {}  # 2λ_I L K per (Laplacian, λ_I)
     for spec, group, folds in _solves(specs, spec_of_fold, delta_u):
         h = spec.weights[:, group[0]]
         size = n + 1 if intercept else n
         M = np.zeros((size, size))
-        M[:n, :n] = h[:, None] * K + _graph_times(spec, K)
-        M[:n, :n].flat[:: n + 1] += 2.0 * problem.lambda_ambient
+        A = M[:n, :n]
+        A[...] = K
+        A *= h[:, None]
+        if spec.laplacian is not None and spec.lambda_intrinsic > 0:
+            key = (id(spec.laplacian), spec.lambda_intrinsic)
+            if key not in graph_parts:
+                graph_parts.clear()  # keep one: a per-fold Laplacian is used once
+                graph_parts[key] = _graph_times(spec, K)
+            A += graph_parts[key]
+        A.flat[:: n + 1] += 2.0 * problem.lambda_ambient
         if intercept:
             d1 = h[:, None] + _graph_times(spec, np.ones((n, 1)))  # D 1
             M[:n, n] = d1[:, 0]
