@@ -13,7 +13,7 @@ from semiscale.bench.paper001.data import digit_problem, labeled_rows, plan_size
 from semiscale.bench.paper001.fits import fit_in_child
 from semiscale.bench.paper001.protocol import LAPSVM, NYSTROM, REDUCED, SLAPCVM, SLAPCVM_PAPER
 from semiscale.bench.paper001.report import render
-from semiscale.bench.paper001.targets import Verdict, judge
+from semiscale.bench.paper001.targets import Verdict, judge, target_lines
 from semiscale.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,3 +149,41 @@ def test_targets_pass_fail_and_not_measured_from_synthetic_records(tmp_path):
     assert "**FAIL**" in summary and "**PASS**" in summary
     fig1 = (tmp_path / "fig1.md").read_text()
     assert "| 1,000,000 | 1,000,002 |" in fig1 and "ERROR MemoryError" in fig1
+
+
+def test_targets_need_every_planned_repeat_and_converged_fits(tmp_path):
+    protocol = dataclasses.replace(
+        PROTOCOL, repeats=3, moons_sizes=(1_000, 3_000, 1_000_000), usps_sizes=(100,)
+    )
+    store = RecordStore(tmp_path, protocol.paper, protocol.digest())
+    for u, seconds, core in ((1_000, 1.0, 50), (3_000, 2.0, 60), (1_000_000, 50.0, 61)):
+        for r in range(3):
+            _put(store, SLAPCVM_PAPER, u, repeat=r, fit_seconds=seconds, core_set=core)
+    v = judge(protocol, store)
+    assert v["moons accuracy", SLAPCVM_PAPER].status == "PASS"
+    # fit seconds 2 -> 50 from u = 3,000 to 1,000,000 once the core set is stable: slope < 1
+    assert v["sub-linear time", SLAPCVM_PAPER].status == "PASS"
+    assert "u = 3,000, 1,000,000" in v["sub-linear time", SLAPCVM_PAPER].detail
+    # one repeat out of memory at 1M: the 1M targets fail, whatever the other repeats did
+    store.put("fig1", "two moons", SLAPCVM_PAPER, 1, "u=1000000", u=10**6, error="killed (OOM)")
+    v = judge(protocol, store)
+    assert v["1M memory", SLAPCVM_PAPER].status == "FAIL"
+    assert v["1M seconds", SLAPCVM_PAPER].status == "FAIL"
+    # a size with a planned repeat missing is not measured; one not converged fails
+    store.put("fig1", "two moons", SLAPCVM_PAPER, 1, "u=1000000", u=10**6, accuracy=0.999,
+              fit_seconds=50.0, graph_seconds=0.5, max_rss_bytes=10**9, expansions=5,
+              expansion_share=5e-6, isolated=True, converged=True, core_set=61)  # fmt: skip
+    _put(store, SLAPCVM_PAPER, 3_000, repeat=2, converged=False, core_set=60, fit_seconds=2.0)
+    v = judge(protocol, store)
+    assert v["moons accuracy", SLAPCVM_PAPER].status == "FAIL"
+    assert "NOT converged" in v["moons accuracy", SLAPCVM_PAPER].detail
+    fresh = RecordStore(tmp_path / "b", protocol.paper, protocol.digest())
+    _put(fresh, SLAPCVM_PAPER, 1_000, repeat=0)
+    verdict = judge(protocol, fresh)["moons accuracy", SLAPCVM_PAPER]
+    assert verdict.status == "not measured" and "1 of 3 repeats" in verdict.detail
+    # a slope of 1 or more fails
+    for r in range(3):
+        _put(store, SLAPCVM_PAPER, 1_000_000, repeat=r, fit_seconds=5000.0, core_set=61)
+    assert judge(protocol, store)["sub-linear time", SLAPCVM_PAPER].status == "FAIL"
+    lines = "\n".join(target_lines(protocol, store))
+    assert "50,000 points" in lines and "**not measured**" in lines

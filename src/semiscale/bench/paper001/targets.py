@@ -4,8 +4,10 @@ Each target is judged for each SLapCVM method (:data:`~.protocol.SLAPCVM`, the s
 and :data:`~.protocol.SLAPCVM_PAPER`, the paper's mμ = 1).  A measured miss is a FAIL; a target
 any of whose points was not measured (capped by the protocol, not run yet, or a fit not
 isolated in its own process) and that no measured point fails is "not measured", with the
-reason: never PASS.  Accuracies are means over the repeats of a size; times and memory the
-largest over them.  Comparisons with LapSVM are on the repeats both methods ran.
+reason: never PASS.  An error on any planned repeat fails the size; a size with planned repeats
+not recorded is not measured.  Moons accuracies are the lowest over the repeats of a size (USPS
+accuracies the mean); times and memory the largest over them.  Comparisons with LapSVM are
+on the repeats both methods ran.
 """
 
 from __future__ import annotations
@@ -39,19 +41,30 @@ class Verdict:
 
 
 def _cells(protocol, store, name: str, method: str):
-    """u -> (successful records, None) or (None, why it was not measured or the error)."""
+    """u -> (records of every planned repeat, None) or (None, why not measured, or the error).
+
+    An error on any planned repeat (a crash, out of memory) is that size's verdict; a size
+    with some planned repeats not recorded yet is not measured (k of n repeats).
+    """
     experiment = protocol.experiment_of(name)
     out = {}
     for u in protocol.sizes_of(name):
         repeats, reason = protocol.plan(method, name, plan_sizes(protocol, name, u))
-        recs = [r for r in store.select(experiment, name, method) if r["setting"] == f"u={u}"]
-        ok = [r for r in recs if "error" not in r and r["repeat"] in repeats]
+        recs = [
+            r
+            for r in store.select(experiment, name, method)
+            if r["setting"] == f"u={u}" and r["repeat"] in repeats
+        ]
+        errors = [r for r in recs if "error" in r]
+        ok = [r for r in recs if "error" not in r]
         if not repeats:
             out[u] = (None, reason)
-        elif recs and not ok:
-            out[u] = (None, f"ERROR {recs[0]['error']}")
+        elif errors:
+            out[u] = (None, f"ERROR {errors[0]['error']}")
+        elif len(ok) < len(repeats):
+            out[u] = (None, f"not run yet ({len(ok)} of {len(repeats)} repeats)")
         else:
-            out[u] = (ok, None) if ok else (None, "not run yet")
+            out[u] = (ok, None)
     return out
 
 
@@ -81,7 +94,9 @@ def _each_size(protocol, store, method, value, passes, unit) -> Verdict:
             unmeasured.setdefault(why, []).append(f"{u:,}")
         else:
             v = value(recs)
-            (ok if passes(v) else fails).append(f"u = {u:,}: {unit(v)}")
+            stopped = sum(not r.get("converged", True) for r in recs)
+            note = f" ({stopped} fit(s) NOT converged)" if stopped else ""
+            (ok if passes(v) and not stopped else fails).append(f"u = {u:,}: {unit(v)}{note}")
     missing = [f"u = {', '.join(us)}: {why}" for why, us in unmeasured.items()]
     return _combine(fails, missing, ok)
 
@@ -127,6 +142,10 @@ def _mean_acc(recs) -> float:
     return float(np.mean([r["accuracy"] for r in recs]))
 
 
+def _min_acc(recs) -> float:
+    return float(np.min([r["accuracy"] for r in recs]))
+
+
 def _median_fit(recs):
     return float(np.median([r["fit_seconds"] for r in recs]))
 
@@ -142,7 +161,34 @@ def _pct(v) -> str:
 
 
 def moons_accuracy(protocol, store, method) -> Verdict:
-    return _each_size(protocol, store, method, _mean_acc, lambda v: v >= MOONS_ACCURACY, _pct)
+    return _each_size(protocol, store, method, _min_acc, lambda v: v >= MOONS_ACCURACY, _pct)
+
+
+def sublinear(protocol, store, method) -> Verdict:
+    """Log-log slope of the median fit seconds against u where the core set has stabilised.
+
+    Stabilised: sizes whose median core set is within 10 % of the largest measured size's;
+    at least two such sizes are needed.
+    """
+    name = _moons(protocol)
+    if name is None:
+        return Verdict("not measured", "no two-moons dataset in the protocol")
+    cells = {u: recs for u, (recs, _) in _cells(protocol, store, name, method).items() if recs}
+    sized = {
+        u: recs for u, recs in cells.items() if all(r.get("core_set") is not None for r in recs)
+    }
+    if len(sized) < 2:
+        return Verdict("not measured", f"{len(sized)} measured moons size(s) with a core set")
+    core = {u: float(np.median([r["core_set"] for r in recs])) for u, recs in sized.items()}
+    last = core[max(core)]
+    stable = sorted(u for u in core if abs(core[u] - last) <= 0.1 * last)
+    if len(stable) < 2:
+        return Verdict("not measured", "the core set had not stabilised at two measured sizes")
+    x = np.log([float(u) for u in stable])
+    t = np.log([_median_fit(sized[u]) for u in stable])
+    slope = float(np.polyfit(x, t, 1)[0])
+    detail = f"slope {slope:.2f} over u = {', '.join(f'{u:,}' for u in stable)}"
+    return Verdict("PASS" if slope < 1.0 else "FAIL", detail)
 
 
 def big_seconds(protocol, store, method) -> Verdict:
@@ -190,8 +236,10 @@ def usps_accuracy(protocol, store, method) -> Verdict:
 
 #: (key, summary, judge(protocol, store, method) -> Verdict)
 TARGETS = (
-    ("moons accuracy", f"two moons: test accuracy ≥ {100 * MOONS_ACCURACY:g} % at every size",
-     moons_accuracy),
+    ("moons accuracy", f"two moons: test accuracy ≥ {100 * MOONS_ACCURACY:g} % at every size "
+     "(every repeat; a fit not converged fails)", moons_accuracy),
+    ("sub-linear time", "two moons: fit seconds grow sub-linearly in u once the core set has "
+     "stabilised (log-log slope < 1)", sublinear),
     ("1M seconds", f"two moons, u = {BIG_U:,}: fit < {BIG_SECONDS:g} s including the graph",
      big_seconds),
     ("1M memory", f"two moons, u = {BIG_U:,}: peak memory < 2 GB (the peak RSS of the fit's "
@@ -203,6 +251,14 @@ TARGETS = (
     ("USPS accuracy vs LapSVM", "usps and extended usps: test accuracy (mean) at least LapSVM's "
      "wherever both ran", usps_accuracy),
 )  # fmt: skip
+
+
+#: The issue's target on the primal LapSVM, which the protocol does not measure.
+LAPSVM_50K = (
+    "primal LapSVM fits 50,000 points (a9a-sized) in under a minute: **not measured** -- the "
+    "benchmark's LapSVM is the exact primal with dense n × n solves (LapSVC(solver='primal'), "
+    "capped at n_train > 5,000); at 50,000 points one n × n float64 array is 20 GB"
+)
 
 
 def judge(protocol, store) -> dict:
@@ -221,11 +277,11 @@ def target_lines(protocol, store) -> list[str]:
     lines = ["## Targets (the issue's), from the records", ""]
     lines += [
         "PASS / FAIL where measured; **not measured** (with the reason) where a size was capped "
-        "by the protocol or not run: never PASS. Accuracy: mean over repeats; seconds, memory "
-        "and expansion shares: the largest over repeats.",
+        "by the protocol or not run: never PASS. Moons accuracy: the lowest over repeats; "
+        "USPS accuracy: mean; seconds, memory and expansion shares: the largest over repeats.",
         "",
     ]
     for key, summary, _ in TARGETS:
         lines.append(f"- {summary}:")
         lines += [f"  - {m}: {verdicts[key, m].text()}" for m in METHODS if (key, m) in verdicts]
-    return lines + [""]
+    return lines + [f"- {LAPSVM_50K}", ""]
