@@ -102,3 +102,27 @@ def test_bif_interpolation_report(tmp_path):
     text = (tmp_path / "README.md").read_text()
     assert "| LapRLS | exact CV | 0.8200 | 2.7 |" in text
     assert "| LapRLS | bif, exact | 0.9826 | 0.8 |" in text
+
+
+def test_bif_newton_summary_and_report(tmp_path):
+    """The bif_newton study's table beside paper004's records, on made-up records."""
+    from semiscale.bench.studies import bif_newton as bn
+
+    records = [
+        {"dataset": "housing", "repeat": r, "t": 5, "variant": "Newton, exact Hessian",
+         "test_error": 0.3 + 0.1 * r, "seconds": 2.0, "best_params": {}}
+        for r in range(2)
+    ]  # fmt: skip
+    paper004 = {("housing", 0, 5, "t-CV"): {"test_error": 0.25, "seconds": 1.5}}
+    summary = bn.summarize(records, paper004)
+    row = next(r for r in summary if (r["dataset"], r["t"]) == ("housing", 5))
+    assert row["Newton, exact Hessian"] == {
+        "error": pytest.approx(0.35),
+        "seconds": 2.0,
+        "repeats": 2,
+    }
+    assert row["t-CV"]["repeats"] == 1 and "t-BIF" not in row
+    results = {"summary": summary, "commit": "abc", "machine": {"platform": "p", "python": "3"}}
+    bn.write_report(results, tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    assert "| housing | 5 | 0.25 [1.5 s] (1) | / | / | 0.35 [2.0 s] (2) |" in text
