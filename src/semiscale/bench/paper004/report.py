@@ -158,7 +158,24 @@ def render(bench, protocol, store, out) -> list[str]:
     t1 += _table1(protocol, results, datasets) + [""] + note
     t2 = head + ["## Table 2: seconds of the whole search (median over repeats)", ""]
     t2 += _table2(protocol, results, datasets) + [""] + note
-    summary = head + targets_section(_targets(protocol, results, sizes), datasets) + [""]
+    measured = [n for n in datasets if any(results[(n, t)] for t in protocol.folds)]
+    unmeasured = [
+        d.name for d in protocol.datasets if d.source is not None and d.name not in measured
+    ]
+    summary = head + targets_section(_targets(protocol, results, sizes), measured) + [""]
+    if unmeasured:
+        summary += [
+            f"Not measured (no paired records yet; the summary lines judge the datasets above "
+            f"only): {', '.join(unmeasured)}.",
+            "",
+        ]
+    failed = [r for r in store.select("select") if "error" in r]
+    if failed:
+        summary += ["Searches that failed (missing from the tables):", ""]
+        summary += [
+            f"- {r['dataset']} {r['setting']} {r['method']} repeat {r['repeat']}: {r['error']}"
+            for r in failed
+        ] + [""]
     summary += protocol_section(protocol, bench.methods)
     return [
         write_text(out, "table1.md", t1),
