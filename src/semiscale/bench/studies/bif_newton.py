@@ -51,9 +51,17 @@ def run(records, save):
                     )
                     search.set_params(step="newton", hessian=hessian)
                     tic = time.perf_counter()
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        search.fit(split.X_train, observed)
+                    try:
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            search.fit(split.X_train, observed)
+                    except ValueError as exc:  # e.g. too few labels of a class for t folds
+                        records.append(
+                            {"dataset": name, "repeat": r, "t": t, "variant": variant,
+                             "error": f"{type(exc).__name__}: {exc}"}
+                        )  # fmt: skip
+                        save()
+                        continue
                     seconds = time.perf_counter() - tic
                     pred = search.predict(split.X_test)
                     if classification:
@@ -102,6 +110,7 @@ def summarize(records, paper004=None):
                         r
                         for r in records
                         if (r["dataset"], r["t"], r["variant"]) == (name, t, criterion)
+                        and "error" not in r
                     ]
                 else:
                     recs = [
