@@ -102,6 +102,14 @@ def _data(protocol, name, seed, data_home):
     return split, observed, classification
 
 
+def chosen_test_error(search, split, classification: bool) -> float:
+    """The chosen model's test error: % misclassified, or the MSE (Table 1's measures)."""
+    pred = search.predict(split.X_test)
+    if classification:
+        return 100.0 * float(np.mean(pred != split.y_test))
+    return float(np.mean((pred - split.y_test) ** 2))
+
+
 def run_select(bench, protocol, store, ctx) -> None:
     """Every (dataset, repeat, t, criterion) not yet recorded, recorded."""
     names = [n for n in ctx.datasets if protocol.dataset(n).source is not None]
@@ -140,11 +148,7 @@ def run_select(bench, protocol, store, ctx) -> None:
                 bar.update()
                 continue
             seconds = time.perf_counter() - tic
-            pred = search.predict(split.X_test)
-            if classification:
-                error = 100.0 * float(np.mean(pred != split.y_test))
-            else:
-                error = float(np.mean((pred - split.y_test) ** 2))
+            error = chosen_test_error(search, split, classification)
             best = {k: float(v) for k, v in search.best_params_.items()}
             n_labeled = int(
                 np.sum(observed >= 0) if classification else np.sum(~np.isnan(observed))

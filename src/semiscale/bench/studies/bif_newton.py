@@ -34,7 +34,7 @@ PAPER004 = Path("benchmarks/results/paper004/records.jsonl")
 
 
 def run(records, save):
-    from ..paper004 import METHODS, PROTOCOL, _data
+    from ..paper004 import METHODS, PROTOCOL, _data, chosen_test_error
 
     done = {(r["dataset"], r["repeat"], r["t"], r["variant"]) for r in records}
     for name in DATASETS:
@@ -63,11 +63,7 @@ def run(records, save):
                         save()
                         continue
                     seconds = time.perf_counter() - tic
-                    pred = search.predict(split.X_test)
-                    if classification:
-                        error = 100.0 * float(np.mean(pred != split.y_test))
-                    else:
-                        error = float(np.mean((pred - split.y_test) ** 2))
+                    error = chosen_test_error(search, split, classification)
                     records.append(
                         {
                             "dataset": name,
