@@ -261,6 +261,8 @@ LOSSES = {
 def get_loss(loss) -> Loss:
     """A :class:`Loss` from a name of :data:`LOSSES` or a :class:`Loss` instance.
 
+    None is the squared loss (a :class:`~semiscale.solvers.problem.ManifoldProblem`'s default).
+
     Examples
     --------
     >>> from semiscale.losses import get_loss
@@ -271,6 +273,8 @@ def get_loss(loss) -> Loss:
     """
     if isinstance(loss, Loss):
         return loss
+    if loss is None:
+        return SquaredLoss()
     try:
         return LOSSES[loss]()
     except (KeyError, TypeError):

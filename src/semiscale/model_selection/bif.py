@@ -44,7 +44,7 @@ from sklearn.utils import _safe_indexing
 from .._random import check_random_state
 from .._validation import check_classification_targets, check_X
 from ..linalg.ops import get_ops
-from ..losses import SquaredLoss, get_loss
+from ..losses import get_loss
 from ..models._fit_state import centring_offset, labeled_prior
 from ..solvers.exact import check_dense_fits
 from ..solvers.influence import (
@@ -270,20 +270,26 @@ def _build_folds(est, state, X, y, ssl_folds, marker, laplacian=None, graph=None
     return folds
 
 
+def _gradient(loss, g, targets, labeled, weight, laplacian, lambda_intrinsic):
+    """The value-space gradient ``u(g) = w ∘ ℓ'(y, g) + 2 λ_I L g`` of one objective."""
+    rows = np.asarray(labeled, dtype=bool)[:, None]
+    u = np.where(rows, weight * loss.derivative(targets, g), 0.0)
+    if laplacian is not None and lambda_intrinsic > 0:
+        u = u + 2.0 * lambda_intrinsic * get_ops().sparse_matmul(laplacian, g)
+    return u
+
+
 def _gradient_changes(problem, decision, folds):
     """``Δu_i = u_i(g) − u(g)`` of every fold, shape (n, r, t)."""
-    loss = get_loss(problem.loss) if problem.loss is not None else SquaredLoss()
-    ops = get_ops()
-    g = decision
-    labeled = np.asarray(problem.labeled, dtype=bool)[:, None]
-    u_full = np.where(labeled, loss.derivative(problem.targets, g), 0.0)
-    if problem.laplacian is not None and problem.lambda_intrinsic > 0:
-        u_full = u_full + 2.0 * problem.lambda_intrinsic * ops.sparse_matmul(problem.laplacian, g)
+    loss, g = get_loss(problem.loss), decision
+    u_full = _gradient(
+        loss, g, problem.targets, problem.labeled, 1.0, problem.laplacian, problem.lambda_intrinsic
+    )
     out = np.empty((*g.shape, len(folds)))
     for i, fold in enumerate(folds):
-        u = np.where(fold.labeled[:, None], fold.weight * loss.derivative(fold.targets, g), 0.0)
-        if fold.laplacian is not None and fold.lambda_intrinsic > 0:
-            u = u + 2.0 * fold.lambda_intrinsic * ops.sparse_matmul(fold.laplacian, g)
+        u = _gradient(
+            loss, g, fold.targets, fold.labeled, fold.weight, fold.laplacian, fold.lambda_intrinsic
+        )
         out[:, :, i] = u - u_full
     return out
 

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..linalg import kernel_matrix
 from ..linalg.ops import get_ops
-from ..losses import SquaredLoss, get_loss
+from ..losses import get_loss
 from .dense import solve_or_lstsq
 from .exact import check_dense_fits
 from .problem import ManifoldProblem
@@ -69,7 +69,7 @@ class HessianSpec:
 
 def curvature_weights(loss, targets, labeled, decision, weight=1.0) -> np.ndarray:
     """``w ∘ ℓ''(y, g)`` per row and target column, shape (n, r): the diagonal part of ``D``."""
-    loss = get_loss(loss) if loss is not None else SquaredLoss()
+    loss = get_loss(loss)
     curvature = loss.second_derivative(targets, decision)
     return np.where(np.asarray(labeled, dtype=bool)[:, None], weight * curvature, 0.0)
 

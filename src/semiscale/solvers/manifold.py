@@ -41,7 +41,7 @@ from scipy.optimize import minimize_scalar
 from sklearn.exceptions import ConvergenceWarning
 
 from .._progress import progress
-from ..losses import SquaredLoss, get_loss
+from ..losses import get_loss
 from .problem import ManifoldProblem, QuadraticProblem, Solution
 
 __all__ = ["NEWTON_MAX_ITER", "NEWTON_TOL", "solve_manifold"]
@@ -304,7 +304,7 @@ def solve_manifold(problem: ManifoldProblem, solve_quadratic, *, kernel_matmul=N
     """
     if kernel_matmul is None:
         from ..linalg import kernel_matmul
-    loss = SquaredLoss() if problem.loss is None else get_loss(problem.loss)
+    loss = get_loss(problem.loss)
     targets = np.asarray(problem.targets, dtype=np.float64)
     targets = targets.reshape(targets.shape[0], -1)
     labeled = np.asarray(problem.labeled, dtype=bool)
