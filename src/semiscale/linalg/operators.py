@@ -17,7 +17,8 @@ over row blocks of ``X`` (``u = K_ns α``, then ``K_nsᵀ v``) with the sparse p
 made without it have cost as much as filling it (:func:`cache_fill_passes`).
 
 With all points as centers (``s = n``), ``H = K (J K + λ_A I + λ_I L K)`` and ``z = K J y``, so
-``f = K α`` equals the exact LapRLS solution of eq. (3) (:class:`FullLapRLSHessian`).
+``f = K α`` equals the exact LapRLS solution of eq. (3) (:class:`FullLapRLSHessian`, in
+:mod:`semiscale.linalg.full_hessian`).
 
 Every product (kernel blocks, the cached ``K_ns`` products, ``L u``, ``K_ss V``) is a call to
 the array-operations layer (:func:`semiscale.linalg.ops.get_ops`), which sizes the blocks; both
@@ -528,75 +529,6 @@ class NystromLapRLSHessian(LinearOperator):
         return d + self.ambient_lambda * np.diag(self.kernel_ss())
 
 
-class FullLapRLSHessian(NystromLapRLSHessian):
-    """The exact LapRLS system in Nyström form, with every training point a center (``s = n``).
-
-    ``H = K (J K + λ_A I + λ_I L K)`` and ``z = K J y``; ``f = K α`` solves paper 000 eq. (3).
-    Same parameters as :class:`NystromLapRLSHessian` without ``centers``.
-
-    Here ``K_ns = K_ss = K``: with a graph term one ``n × n`` array serves as both (computed with
-    exact unit self-similarities and made exactly symmetric), so caching ``K_ns`` costs nothing
-    beyond ``K_ss``.
-    """
-
-    def _decide_cache(self, cache):
-        if self._rows is None and cache is not False:
-            return True  # K_ns is K_ss, which must fit anyway
-        return super()._decide_cache(cache)
-
-    def _cache(self):
-        if self._rows is not None:
-            return super()._cache()
-        return self.kernel_ss()
-
-    def _use_cache(self, *, fill: bool = False) -> bool:
-        if self._rows is None:  # K is K_ss, computed anyway for the ambient term
-            return self.cached_
-        return super()._use_cache(fill=fill)
-
-    @property
-    def cache_filled_(self) -> bool:
-        """Whether ``K`` (with a graph: ``K_ss`` itself) or the stored ``K_ll`` is filled."""
-        if self._rows is None:
-            return self.cached_ and self._K_ss is not None
-        return self._K_rows is not None
-
-    def kernel_ss(self):
-        """``K(X, X)``, exactly symmetric (computed once)."""
-        if self._K_ss is None:
-            ops = get_ops()
-            K = ops.kernel_matrix(self.kernel, self.X, None, memory_budget=self.memory_budget)
-            # BLAS may round K[i, j] and K[j, i] differently: CG needs a symmetric operator.
-            self._K_ss = ops.symmetrize(np.asarray(K, dtype=self.dtype))
-        return self._K_ss
-
-    def __init__(
-        self,
-        kernel,
-        X,
-        labeled_index,
-        laplacian,
-        ambient_lambda,
-        intrinsic_lambda,
-        memory_budget=None,
-        *,
-        reserved=0,
-        n_columns=None,
-    ):
-        super().__init__(
-            kernel,
-            X,
-            np.arange(X.shape[0]),
-            labeled_index,
-            laplacian,
-            ambient_lambda,
-            intrinsic_lambda,
-            memory_budget,
-            reserved=reserved,
-            n_columns=n_columns,
-        )
-
-
 def dense_nystrom_laprls_hessian(
     kernel, X, centers, labeled_index, laplacian, ambient_lambda, intrinsic_lambda
 ):
@@ -610,3 +542,8 @@ def dense_nystrom_laprls_hessian(
     if laplacian is not None and intrinsic_lambda > 0:
         H += intrinsic_lambda * (K_ns.T @ np.asarray(laplacian @ K_ns))
     return (H + H.T) / 2
+
+
+# Imported last: the exact operator subclasses NystromLapRLSHessian above, and is re-exported
+# here beside the operator it specializes.
+from .full_hessian import FullLapRLSHessian  # noqa: E402
