@@ -1,16 +1,14 @@
-"""Semi-supervised model selection: folds, scorers, exact CV and the graph-reusing search."""
+"""Semi-supervised model selection: folds, scorers, exact CV and precomputed graphs.
 
-import warnings
-from numbers import Real
+The graph-reusing search (``SSLGridSearchCV``) is tested in test_model_selection_search.py,
+which shares this module's data and model helpers.
+"""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import accuracy_score, mean_squared_error
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
-from sklearn.utils._param_validation import Interval
 
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph, PrecomputedGraph
@@ -107,6 +105,17 @@ def test_scorer_without_labeled_rows_is_a_clear_error():
     model = _laprls().fit(X, y_ssl)
     with pytest.raises(ValueError, match="none of the 5 rows to score is labeled"):
         get_ssl_scorer()(model, X[:5], np.full(5, -1))
+
+
+def test_sklearn_default_score_and_grid_search_agree_with_the_ssl_scorer():
+    X, _, y_ssl = _moons(400, 8)
+    cv = SSLKFold(4, random_state=0)
+    model = _laprls()
+    default = cross_val_score(model, X, y_ssl, cv=cv)  # the estimator's own score()
+    ssl = cross_val_score(model, X, y_ssl, cv=cv, scoring=get_ssl_scorer())
+    np.testing.assert_allclose(default, ssl)
+    search = GridSearchCV(model, {"intrinsic_reg": [1.0, 100.0]}, cv=cv).fit(X, y_ssl)
+    assert search.best_score_ >= 0.99
 
 
 # ---------------------------------------------------------------------------------- folds
@@ -219,6 +228,33 @@ def test_search_with_a_generator_seeded_sslkfold():
     assert scores.shape == (3,) and np.isfinite(scores).all()
 
 
+@pytest.mark.parametrize(
+    "n_labeled,n_unlabeled,n_classes,k",
+    [(10, 0, 2, 5), (12, 3, 3, 4), (40, 200, 4, 3), (7, 1, 1, 7), (30, 29, 2, 2)],
+)
+def test_sslkfold_partitions_for_many_shapes(n_labeled, n_unlabeled, n_classes, k):
+    rng = np.random.default_rng(n_labeled + n_unlabeled)
+    labels = np.array(["a", "b", "c", "d"])[np.arange(n_labeled) % n_classes]
+    y = np.concatenate([labels, np.full(n_unlabeled, "?")])
+    order = rng.permutation(y.size)
+    y = y[order]
+    X = np.zeros((y.size, 1))
+    labeled = np.flatnonzero(y != "?")
+    for transductive in (True, False):
+        cv = SSLKFold(k, transductive=transductive, random_state=0, unlabeled="?")
+        folds = list(cv.split_ssl(X, y))
+        tests = np.concatenate([f.test_rows for f in folds])
+        np.testing.assert_array_equal(np.sort(tests), labeled)  # disjoint and covering
+        sizes = [f.test_rows.size for f in folds]
+        assert max(sizes) - min(sizes) <= max(1, n_classes - 1)
+        for (train, test), fold in zip(cv.split(X, y), folds):
+            assert np.intersect1d(train, test).size == 0
+            np.testing.assert_array_equal(test, fold.test_rows)
+        if not transductive:
+            left_out = np.concatenate([np.setdiff1d(np.arange(y.size), f.fit_rows) for f in folds])
+            np.testing.assert_array_equal(np.sort(left_out), np.arange(y.size))
+
+
 # ---------------------------------------------------------------------------------- CV
 def test_ssl_cross_validate_transductive_builds_one_graph(counting):
     X, y, y_ssl = _moons(400, 6)
@@ -251,122 +287,27 @@ def test_ssl_cross_validate_regression():
         assert scores.shape == (5,) and np.isfinite(scores).all() and scores.mean() > 0.5
 
 
-# ---------------------------------------------------------------------------------- search
-@pytest.mark.parametrize("transductive", [True, False])
-def test_search_builds_each_graph_once_per_fold_and_setting(counting, transductive):
-    X, _, y_ssl = _moons(300, 6)
-    model = _laprls(graph=counting())
-    grid = {
-        "graph__n_neighbors": [6, 9],
-        "intrinsic_reg": [1.0, 100.0],
-        "kernel__gamma": [5.0, 20.0],
-    }
-    cv = SSLKFold(3, transductive=transductive, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # disconnected k=6 graphs on some folds
-        search = SSLGridSearchCV(model, grid, cv=cv, refit=True).fit(X, y_ssl)
-    if transductive:
-        assert counting.builds == [300, 300]  # one per setting, reused by the refit
-        assert search.n_graph_fits_ == 2
-    else:
-        assert len(counting.builds) == 2 * 3 + 1  # per fold and setting, + the refit
-        assert counting.builds[-1] == 300 and max(counting.builds[:-1]) < 300
-        assert search.n_graph_fits_ == 7
-    assert search.n_splits_ == 3
-    results = search.cv_results_
-    assert len(results["params"]) == 8
-    for key in ("mean_test_score", "std_test_score", "rank_test_score", "mean_fit_time"):
-        assert results[key].shape == (8,)
-    neighbors = [p["graph__n_neighbors"] for p in results["params"]]
-    assert list(results["param_graph__n_neighbors"]) == neighbors
-    # the best point is the brute-force loop's
-    brute = [
-        ssl_cross_validate(_laprls().set_params(**params), X, y_ssl, cv=cv)["test_score"].mean()
-        for params in results["params"]
-    ]
-    np.testing.assert_allclose(results["mean_test_score"], brute)
-    assert search.best_score_ == pytest.approx(max(brute))
-    assert search.best_index_ == int(np.argmax(brute))
-    assert search.best_params_ == results["params"][int(np.argmax(brute))]
-    assert search.predict(X).shape == (300,)
+def test_transductive_scoring_with_decision_function():
+    X, y, y_ssl = _moons(300, 10)
+    result = ssl_cross_validate(
+        _laprls(), X, y_ssl, cv=SSLKFold(4, random_state=0), scoring="roc_auc"
+    )
+    assert result["test_score"].min() >= 0.99
 
 
-def test_search_invalid_point_fails_before_any_fit(counting):
+def test_given_laplacian_that_cannot_be_subset_is_an_error_not_a_failed_fit():
     X, _, y_ssl = _moons(200, 6)
-    model = _laprls(graph=counting())
-    for grid, match in [
-        ({"intrinsic_reg": [1.0, -1.0]}, "intrinsic_reg"),
-        ({"graph__weights": ["heat", "nope"]}, "weights"),
-        ({"kernel__gamma": [1.0, "medain"]}, "gamma"),
-        ({"no_such_param": [1]}, "no_such_param"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            SSLGridSearchCV(model, grid, cv=SSLKFold(3)).fit(X, y_ssl)
-    assert counting.builds == []
-
-
-class _Declared(BaseEstimator, ClassifierMixin):
-    """A classifier with scikit-learn's declarative constraints and no _validate_params of its
-    own, counting its fits."""
-
-    _parameter_constraints: dict = {"alpha": [Interval(Real, 0, None, closed="left")]}
-    fits = 0
-
-    def __init__(self, alpha=1.0):
-        self.alpha = alpha
-
-    def fit(self, X, y):
-        type(self).fits += 1
-        self.classes_ = np.unique(y[y != -1])
-        return self
-
-    def predict(self, X):
-        return np.full(len(X), self.classes_[0])
-
-
-def test_search_checks_declared_constraints_before_any_fit():
-    X, _, y_ssl = _moons(60, 6)
-    _Declared.fits = 0
-    with pytest.raises(ValueError, match="point 1 .*alpha.*nothing was fitted"):
-        SSLGridSearchCV(_Declared(), {"alpha": [1.0, -1.0]}, cv=SSLKFold(3)).fit(X, y_ssl)
-    assert _Declared.fits == 0
-
-
-def test_search_validates_without_the_validate_params_overrides(counting, monkeypatch):
-    # the overrides only named _validate_params for the search to find; without them the
-    # search still checks every point's _parameter_constraints before fitting anything
-    from semiscale.models._base import ManifoldMixin
-
-    for klass in (ManifoldMixin, KNNGraph, PrecomputedGraph):
-        if "_validate_params" in vars(klass):
-            monkeypatch.delattr(klass, "_validate_params")
-    X, _, y_ssl = _moons(200, 6)
-    model = _laprls(graph=counting())
-    for grid, match in [
-        ({"intrinsic_reg": [1.0, -1.0]}, "intrinsic_reg"),
-        ({"graph__n_neighbors": [8, 0]}, "n_neighbors"),
-        ({"graph__weights": ["heat", "nope"]}, "weights"),
-    ]:
-        with pytest.raises(ValueError, match=f"point 1 .*{match}.*nothing was fitted"):
-            SSLGridSearchCV(model, grid, cv=SSLKFold(3)).fit(X, y_ssl)
-    assert counting.builds == []
-
-
-def test_search_regression_nan_markers():
-    rng = np.random.default_rng(2)
-    X = rng.standard_normal((150, 2))
-    y = np.sin(2 * X[:, 0])
-    y_ssl = y.copy()
-    y_ssl[rng.permutation(150)[:100]] = np.nan
-    model = LapRLSRegressor(kernel=RBF(gamma=1.0), ambient_reg=1e-4, intrinsic_reg=1.0)
-    search = SSLGridSearchCV(
-        model,
-        {"intrinsic_reg": [0.0, 1.0], "ambient_reg": [1e-4, 1e-1]},
-        cv=SSLKFold(4, random_state=0),
-        scoring="neg_root_mean_squared_error",
-    ).fit(X, y_ssl)
-    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
-    assert search.transduction_.shape == (150,)
+    normalized = KNNGraph(n_neighbors=8, normalized=True).fit(X).laplacian_
+    inductive = SSLKFold(3, transductive=False, random_state=0)
+    with pytest.raises(ValueError, match="not D - W"):
+        ssl_cross_validate(_laprls(), X, y_ssl, cv=inductive, laplacian=normalized)
+    # transductive folds use it as is
+    scores = ssl_cross_val_score(
+        _laprls(), X, y_ssl, cv=SSLKFold(3, random_state=0), laplacian=normalized
+    )
+    assert np.isfinite(scores).all()
+    with pytest.raises(ValueError, match=r"matrix has shape \(199, 199\) but X has 200 rows"):
+        ssl_cross_validate(_laprls(), X, y_ssl, laplacian=normalized[:199, :199])
 
 
 # ---------------------------------------------------------------------------------- graphs
@@ -422,26 +363,6 @@ def test_precomputed_graph_in_sklearn_grid_search():
     assert search.best_score_ >= 0.99
 
 
-def test_search_with_laplacian_subsets_it_per_fold():
-    X, _, y_ssl = _moons(300, 6)
-    graph = KNNGraph(n_neighbors=8).fit(X)
-    cv = SSLKFold(3, transductive=False, random_state=0)
-    search = SSLGridSearchCV(_laprls(), {"intrinsic_reg": [1.0, 100.0]}, cv=cv)
-    search.fit(X, y_ssl, laplacian=graph.laplacian_)
-    assert search.n_graph_fits_ == 0
-    # the same as a PrecomputedGraph on the adjacency
-    with_graph = SSLGridSearchCV(
-        _laprls(graph=PrecomputedGraph(graph.adjacency_, X)), {"intrinsic_reg": [1.0, 100.0]}, cv=cv
-    ).fit(X, y_ssl)
-    np.testing.assert_allclose(
-        search.cv_results_["mean_test_score"], with_graph.cv_results_["mean_test_score"]
-    )
-    with pytest.raises(ValueError, match="laplacian was given"):
-        SSLGridSearchCV(_laprls(), {"graph__n_neighbors": [5]}, cv=cv).fit(
-            X, y_ssl, laplacian=graph.laplacian_
-        )
-
-
 @pytest.mark.parametrize("sparse", [False, True])
 def test_rows_are_matched_exactly_copies_in_order(sparse):
     rng = np.random.default_rng(0)
@@ -460,155 +381,3 @@ def test_rows_are_matched_exactly_copies_in_order(sparse):
     np.testing.assert_array_equal(copies, [3, 5])
     with pytest.raises(ValueError, match="are not rows"):
         PrecomputedGraph(W, X_graph).fit(X[[3, 3, 3, 3, 3]])
-
-
-# ---------------------------------------------------------------------------------- reuse
-class CountingRBF(RBF):
-    """RBF that records each resolution of a heuristic width (not of a numeric one)."""
-
-    resolutions: list = []
-
-    def resolve(self, X, random_state=None):
-        if isinstance(self.gamma, str):
-            CountingRBF.resolutions.append(X.shape[0])
-        return super().resolve(X, random_state=random_state)
-
-
-@pytest.mark.parametrize("transductive", [True, False])
-def test_search_resolves_median_gamma_once_per_training_set(transductive):
-    CountingRBF.resolutions = []
-    X, _, y_ssl = _moons(200, 6)
-    model = _laprls(kernel=CountingRBF(gamma="median"))
-    cv = SSLKFold(3, transductive=transductive, random_state=0)
-    grid = {"intrinsic_reg": [1.0, 10.0, 100.0], "ambient_reg": [1e-6, 1e-3]}
-    search = SSLGridSearchCV(model, grid, cv=cv).fit(X, y_ssl)
-    # once on all rows (checking the grid; reused by transductive folds and the refit), plus
-    # once per inductive training set
-    if transductive:
-        assert CountingRBF.resolutions == [200]
-    else:
-        assert CountingRBF.resolutions[0] == 200 and len(CountingRBF.resolutions) == 4
-    gamma = search.best_estimator_.kernel_.gamma
-    assert search.best_estimator_.kernel.gamma == "median"  # the parameter as given
-    assert gamma == pytest.approx(RBF(gamma="median").resolve(X, random_state=None).gamma)
-    # the same scores as fits that resolve the width themselves
-    brute = ssl_cross_validate(
-        _laprls(kernel=RBF(gamma="median")).set_params(**search.best_params_), X, y_ssl, cv=cv
-    )
-    np.testing.assert_allclose(brute["test_score"].mean(), search.best_score_)
-
-
-def test_points_without_graph_term_build_no_graph(counting):
-    X, _, y_ssl = _moons(200, 6)
-    search = SSLGridSearchCV(
-        _laprls(graph=counting()), {"intrinsic_reg": [0.0]}, cv=SSLKFold(3, random_state=0)
-    ).fit(X, y_ssl)
-    assert counting.builds == [] and search.n_graph_fits_ == 0 and search.best_graph_ is None
-
-
-def test_search_default_graph_list_grid_verbose_and_refit_false(capsys):
-    X, _, y_ssl = _moons(200, 6)
-    model = LapRLSClassifier(kernel=RBF(gamma=20.0), graph=None, ambient_reg=1e-6)
-    grid = [{"graph__n_neighbors": [6, 8]}, {"intrinsic_reg": [0.0]}]
-    search = SSLGridSearchCV(model, grid, cv=SSLKFold(3, random_state=0), refit=False, verbose=1)
-    search.fit(X, y_ssl)
-    out, err = capsys.readouterr()
-    assert out == ""  # progress lines go to stderr (semiscale._progress.log), results to stdout
-    lines = err.splitlines()
-    assert sum("graph" in line and "points:" in line for line in lines) == 2
-    assert sum("score" in line for line in lines) == 9
-    assert len(search.cv_results_["params"]) == 3
-    assert search.cv_results_["param_intrinsic_reg"].mask.tolist() == [True, True, False]
-    assert not hasattr(search, "best_estimator_")
-    with pytest.raises(AttributeError, match="refit=True"):
-        search.predict(X)
-
-
-def test_failed_fits_get_error_score():
-    X, _, y_ssl = _moons(200, 6)
-    model = _laprls(graph=KNNGraph())
-    grid = {"graph__n_neighbors": [8, 500]}  # k >= n fails at fit time
-    with pytest.warns(FitFailedWarning, match="n_neighbors"):
-        search = SSLGridSearchCV(model, grid, cv=SSLKFold(3, random_state=0)).fit(X, y_ssl)
-    assert np.isnan(search.cv_results_["mean_test_score"][1])
-    assert search.cv_results_["rank_test_score"].tolist() == [1, 2]
-    with pytest.raises(ValueError, match="n_neighbors"):
-        SSLGridSearchCV(model, grid, cv=SSLKFold(3), error_score="raise").fit(X, y_ssl)
-
-
-def test_transductive_scoring_with_decision_function():
-    X, y, y_ssl = _moons(300, 10)
-    result = ssl_cross_validate(
-        _laprls(), X, y_ssl, cv=SSLKFold(4, random_state=0), scoring="roc_auc"
-    )
-    assert result["test_score"].min() >= 0.99
-
-
-def test_given_laplacian_that_cannot_be_subset_is_an_error_not_a_failed_fit():
-    X, _, y_ssl = _moons(200, 6)
-    normalized = KNNGraph(n_neighbors=8, normalized=True).fit(X).laplacian_
-    inductive = SSLKFold(3, transductive=False, random_state=0)
-    with pytest.raises(ValueError, match="not D - W"):
-        ssl_cross_validate(_laprls(), X, y_ssl, cv=inductive, laplacian=normalized)
-    # transductive folds use it as is
-    scores = ssl_cross_val_score(
-        _laprls(), X, y_ssl, cv=SSLKFold(3, random_state=0), laplacian=normalized
-    )
-    assert np.isfinite(scores).all()
-    with pytest.raises(ValueError, match=r"matrix has shape \(199, 199\) but X has 200 rows"):
-        ssl_cross_validate(_laprls(), X, y_ssl, laplacian=normalized[:199, :199])
-
-
-@pytest.mark.parametrize(
-    "n_labeled,n_unlabeled,n_classes,k",
-    [(10, 0, 2, 5), (12, 3, 3, 4), (40, 200, 4, 3), (7, 1, 1, 7), (30, 29, 2, 2)],
-)
-def test_sslkfold_partitions_for_many_shapes(n_labeled, n_unlabeled, n_classes, k):
-    rng = np.random.default_rng(n_labeled + n_unlabeled)
-    labels = np.array(["a", "b", "c", "d"])[np.arange(n_labeled) % n_classes]
-    y = np.concatenate([labels, np.full(n_unlabeled, "?")])
-    order = rng.permutation(y.size)
-    y = y[order]
-    X = np.zeros((y.size, 1))
-    labeled = np.flatnonzero(y != "?")
-    for transductive in (True, False):
-        cv = SSLKFold(k, transductive=transductive, random_state=0, unlabeled="?")
-        folds = list(cv.split_ssl(X, y))
-        tests = np.concatenate([f.test_rows for f in folds])
-        np.testing.assert_array_equal(np.sort(tests), labeled)  # disjoint and covering
-        sizes = [f.test_rows.size for f in folds]
-        assert max(sizes) - min(sizes) <= max(1, n_classes - 1)
-        for (train, test), fold in zip(cv.split(X, y), folds):
-            assert np.intersect1d(train, test).size == 0
-            np.testing.assert_array_equal(test, fold.test_rows)
-        if not transductive:
-            left_out = np.concatenate([np.setdiff1d(np.arange(y.size), f.fit_rows) for f in folds])
-            np.testing.assert_array_equal(np.sort(left_out), np.arange(y.size))
-
-
-def test_sklearn_default_score_and_grid_search_agree_with_the_ssl_scorer():
-    X, _, y_ssl = _moons(400, 8)
-    cv = SSLKFold(4, random_state=0)
-    model = _laprls()
-    default = cross_val_score(model, X, y_ssl, cv=cv)  # the estimator's own score()
-    ssl = cross_val_score(model, X, y_ssl, cv=cv, scoring=get_ssl_scorer())
-    np.testing.assert_allclose(default, ssl)
-    search = GridSearchCV(model, {"intrinsic_reg": [1.0, 100.0]}, cv=cv).fit(X, y_ssl)
-    assert search.best_score_ >= 0.99
-
-
-def test_search_delegates_to_the_best_estimator():
-    X, y, y_ssl = _moons(200, 6)
-    search = SSLGridSearchCV(
-        _laprls(), {"intrinsic_reg": [1.0, 100.0]}, cv=SSLKFold(3, random_state=0)
-    ).fit(X, y_ssl)
-    best = search.best_estimator_
-    np.testing.assert_array_equal(search.classes_, [0, 1])
-    np.testing.assert_array_equal(search.predict(X), best.predict(X))
-    np.testing.assert_allclose(search.decision_function(X), best.decision_function(X))
-    np.testing.assert_array_equal(search.transduction_, best.transduction_)
-    assert search.score(X, y_ssl) == pytest.approx(
-        accuracy_score(y_ssl[y_ssl >= 0], best.predict(X[y_ssl >= 0]))
-    )
-    assert not hasattr(search, "predict_proba")
-    assert search.best_graph_ is not None and search.best_graph_.laplacian_.shape == (200, 200)
