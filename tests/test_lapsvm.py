@@ -225,3 +225,44 @@ def test_primal_newton_steps_share_one_kernel_matrix_when_it_fits(monkeypatch):
     uncached = LapSVC(**common, memory_budget=3 * 120 * 120 * 8 - 1).fit(X, y_ssl)
     assert len(calls) >= uncached.solver_info_["newton_iterations"][0]
     np.testing.assert_array_equal(cached.dual_coef_, uncached.dual_coef_)
+
+
+def test_huber_continuation_reaches_the_same_minimiser_in_fewer_newton_steps(monkeypatch):
+    """Widths 1, 0.1, 0.01 in turn (HuberHingeLoss.continuation) against Newton from f = 0."""
+    from sklearn.datasets import make_classification
+
+    from semiscale.losses import HuberHingeLoss
+
+    X, y = make_classification(200, 10, n_informative=5, flip_y=0.05, random_state=0)
+    y_ssl = np.where(np.arange(200) < 80, y, -1)
+    L = KNNGraph(method="exact").fit(X).laplacian_
+    continued = LapSVC(loss="huber_hinge").fit(X, y_ssl, laplacian=L)
+    stages = continued.solver_info_["continuation"]
+    assert [s["loss"] for s in stages] == [
+        "HuberHingeLoss(h=1.0)",
+        "HuberHingeLoss(h=0.1)",
+        "HuberHingeLoss(h=0.01)",
+    ]
+    steps = continued.solver_info_["newton_iterations"][0]
+    assert steps == sum(s["newton_iterations"] for s in stages)
+    monkeypatch.setattr(HuberHingeLoss, "continuation", lambda self: [self])
+    direct = LapSVC(loss="huber_hinge").fit(X, y_ssl, laplacian=L)
+    assert "continuation" not in direct.solver_info_
+    # measured: 23 steps against 40 (both converged, no ConvergenceWarning)
+    assert steps < direct.solver_info_["newton_iterations"][0]
+    f = continued.decision_function(X)
+    np.testing.assert_allclose(f, direct.decision_function(X), atol=1e-6 * np.abs(f).max())
+
+
+@pytest.mark.parametrize(
+    ("h", "widths"),
+    [(0.01, [1.0, 0.1, 0.01]), (1.0, [1.0]), (0.5, [5.0, 0.5]), (2.0, [2.0])],
+)
+def test_huber_continuation_widths(h, widths):
+    from semiscale.losses import HuberHingeLoss, SquaredHingeLoss
+
+    stages = HuberHingeLoss(h).continuation()
+    np.testing.assert_allclose([s.h for s in stages], widths)
+    assert stages[-1].h == h
+    loss = SquaredHingeLoss()
+    assert loss.continuation() == [loss]

@@ -72,6 +72,14 @@ class Loss(ABC):
         """Generalized ∂²ℓ/∂f², elementwise (``curvature`` or 0)."""
         return np.where(self.active(y, f), self.curvature, 0.0)
 
+    def continuation(self) -> list[Loss]:
+        """The losses Newton's method minimises in turn, each from the last one's solution.
+
+        The last is ``self``; earlier ones are smoother versions of it that Newton solves in a
+        few steps and that start the next one close to its active set.  Default: ``[self]``.
+        """
+        return [self]
+
     def __repr__(self):
         params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
         return f"{type(self).__name__}({params})"
@@ -192,6 +200,18 @@ class HuberHingeLoss(Loss):
     def active(self, y, f, tol=0.0):
         m = np.asarray(y) * f
         return np.abs(1.0 - m) <= self.h + tol
+
+    def continuation(self) -> list[Loss]:
+        """Widths ``h·10^k`` from the first one ≥ 1 down to ``h`` (e.g. 1, 0.1, 0.01).
+
+        From f = 0 every labeled point lies in the linear zone of a narrow hinge, where the
+        Newton model has no curvature, so each step can move only a few points into the
+        quadratic zone: 40–50 steps at h = 0.01 on 1,500 a9a points.  A zone of half-width ≥ 1
+        contains m = y f = 0, and each tenfold narrowing starts from a solution whose margins
+        are already near 1.
+        """
+        n_widths = max(0, int(np.ceil(np.log10(1.0 / self.h) - 1e-12)))
+        return [HuberHingeLoss(self.h * 10.0**k) for k in range(n_widths, 0, -1)] + [self]
 
 
 class EpsilonInsensitiveLoss(Loss):

@@ -19,7 +19,10 @@ the quadratic problem with ``active = a`` and ``rhs = b`` (the factor 2 because 
 Σℓ + λ_A‖f‖² + λ_I fᵀLf and a quadratic problem's loss part is Σ_a f² − 2bᵀf).  An exact line
 search along ``α⁺ − α`` (the objective is piecewise quadratic in the step) makes every step a
 descent step; the iteration stops when the active set repeats with a full step, or the relative
-decrease falls below ``newton_tol``.
+decrease falls below ``newton_tol``.  Newton runs on each loss of ``loss.continuation()`` in
+turn, each from the last one's solution (the Huber hinge: widths 1, 0.1, ..., h), which ends at
+the same minimiser in fewer steps when a narrow quadratic zone would otherwise be found a few
+points per step.
 
 **The bias.**  With ``fit_intercept`` the unpenalised bias ``b`` borders the system:
 ``[H u; uᵀ σ] [α; b] = [z; ζ]`` with ``v = (J_a + λ_I L) 1``, ``u = K_{ns}ᵀ v``,
@@ -133,8 +136,51 @@ def _solve_once(qp, solve_quadratic, fit_intercept, kernel_matmul):
     return solution
 
 
-def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, column):
-    """Primal Newton for one target column; returns (Solution, n_newton, history)."""
+@dataclasses.dataclass
+class _NewtonState:
+    """Where a column's Newton iteration stands: f on the training rows and its expansion."""
+
+    f: np.ndarray
+    intercept: float = 0.0
+    alpha: np.ndarray | None = None
+    X_fit: object = None
+    alpha_norm2: float = 0.0  # αᵀ K_ss α
+    K_alpha: np.ndarray | None = None
+
+
+def _continued_newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, column):
+    """Newton on each loss of ``loss.continuation()`` in turn, each from the last one's solution.
+
+    The objective is strictly convex in f for ``λ_A > 0``, so the smoother losses change only
+    where the last Newton run starts (:meth:`semiscale.losses.Loss.continuation`).
+    """
+    stages = loss.continuation()
+    state, steps, inner = None, [], 0
+    for k, stage_loss in enumerate(stages):
+        final = k == len(stages) - 1
+        solution, state = _newton_column(
+            problem, stage_loss, y, labeled, solve_quadratic, kernel_matmul, column, state, final
+        )
+        steps.append(solution.info["newton_iterations"])
+        inner += solution.n_iter
+    if len(stages) > 1:
+        solution.n_iter = inner
+        solution.info["newton_iterations"] = int(sum(steps))
+        solution.info["continuation"] = [
+            {"loss": repr(stage_loss), "newton_iterations": int(n_steps)}
+            for stage_loss, n_steps in zip(stages, steps, strict=True)
+        ]
+    return solution
+
+
+def _newton_column(
+    problem, loss, y, labeled, solve_quadratic, kernel_matmul, column, state=None, final=True
+):
+    """Primal Newton for one target column from ``state`` (f = 0 when None).
+
+    Returns ``(Solution, state)``.  ``final=False`` (a continuation stage) stops without a
+    ConvergenceWarning at the iteration cap.
+    """
     n = y.shape[0]
     lab = np.flatnonzero(labeled)
     y_l = y[lab]
@@ -146,12 +192,10 @@ def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, co
         graph = float(f @ (L @ f)) if L is not None else 0.0
         return data + problem.lambda_ambient * alpha_norm2 + problem.lambda_intrinsic * graph
 
-    f = np.zeros(n)
-    intercept = 0.0
-    alpha = None
-    X_fit = None
-    alpha_norm2 = 0.0  # αᵀ K_ss α
-    K_alpha = None
+    if state is None:
+        state = _NewtonState(f=np.zeros(n))
+    f, intercept, alpha = state.f, state.intercept, state.alpha
+    X_fit, alpha_norm2, K_alpha = state.X_fit, state.alpha_norm2, state.K_alpha
     objective = objective_terms(f, alpha_norm2)
     history = [objective]
     total_inner = 0
@@ -263,13 +307,14 @@ def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, co
             if stationary or decrease <= NEWTON_TOL * max(abs(objective), 1e-300):
                 break
         else:
-            warnings.warn(
-                f"Newton did not converge in {NEWTON_MAX_ITER} iterations for target column "
-                f"{column} (relative decrease {decrease / max(abs(objective), 1e-300):.2e}); "
-                "raise ambient_reg or check the targets",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
+            if final:
+                warnings.warn(
+                    f"Newton did not converge in {NEWTON_MAX_ITER} iterations for target column "
+                    f"{column} (relative decrease {decrease / max(abs(objective), 1e-300):.2e}); "
+                    "raise ambient_reg or check the targets",
+                    ConvergenceWarning,
+                    stacklevel=5,
+                )
     info = {**info, "newton_iterations": n_newton, "objective_history": history}
     solution = Solution(
         X_fit=X_fit,
@@ -279,7 +324,8 @@ def _newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, co
         n_iter=total_inner,
         info=info,
     )
-    return solution
+    state = _NewtonState(f, intercept, alpha, X_fit, alpha_norm2, K_alpha)
+    return solution, state
 
 
 def solve_manifold(problem: ManifoldProblem, solve_quadratic, *, kernel_matmul=None) -> Solution:
@@ -315,7 +361,9 @@ def solve_manifold(problem: ManifoldProblem, solve_quadratic, *, kernel_matmul=N
         solution.info.setdefault("loss", loss.name)
         return solution
     columns = [
-        _newton_column(problem, loss, targets[:, j], labeled, solve_quadratic, kernel_matmul, j)
+        _continued_newton_column(
+            problem, loss, targets[:, j], labeled, solve_quadratic, kernel_matmul, j
+        )
         for j in range(targets.shape[1])
     ]
     first = columns[0]
