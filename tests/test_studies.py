@@ -126,3 +126,24 @@ def test_bif_newton_summary_and_report(tmp_path):
     bn.write_report(results, tmp_path)
     text = (tmp_path / "README.md").read_text()
     assert "| housing | 5 | 0.25 [1.5 s] (1) | / | / | 0.35 [2.0 s] (2) |" in text
+
+
+def test_lapsvm_scale_report(tmp_path):
+    """The lapsvm_scale study's table and target verdicts, on made-up records."""
+    from semiscale.bench.studies import lapsvm_scale as ls
+
+    records = [
+        {"method": "NystromLapSVC()", "n": ls.TARGET_N, "n_labeled": 500, "seconds": 12.5,
+         "accuracy": 0.81, "newton_iterations": [4]},
+        {"method": "NystromLapSVC(loss='huber_hinge')", "n": ls.TARGET_N, "n_labeled": 500,
+         "seconds": 75.0, "accuracy": 0.8, "newton_iterations": [30]},
+        {"method": "LapSVC(solver='primal')", "n": ls.TARGET_N, "n_labeled": 500,
+         "skipped": "n > 10000: O(n³) Newton steps (see the docstring)"},
+    ]  # fmt: skip
+    results = {"summary": records, "commit": "abc", "machine": {"platform": "p", "python": "3"}}
+    ls.write_report(results, tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    assert "| NystromLapSVC() | 48,842 | 81.00 % | 12.5 | 4 | |" in text
+    assert "- NystromLapSVC(): **PASS** (12.5 s)" in text
+    assert "- NystromLapSVC(loss='huber_hinge'): **FAIL** (75.0 s)" in text
+    assert "- LapSVC(solver='primal'): **not measured** (n > 10000" in text
