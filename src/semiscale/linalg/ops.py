@@ -338,9 +338,12 @@ class ArrayOps:
             "semi-definite: check the kernel (is it PSD?) or raise initial_jitter / max_tries"
         )
 
-    def lu_factor(self, A):
-        """LU factorization with partial pivoting, ``P A = L U`` (for :meth:`lu_solve`)."""
-        return sla.lu_factor(A, check_finite=False)
+    def lu_factor(self, A, *, overwrite_a=False):
+        """LU factorization with partial pivoting, ``P A = L U`` (for :meth:`lu_solve`).
+
+        ``overwrite_a`` lets LAPACK factor ``A`` in place (no n × n copy; ``A`` is destroyed).
+        """
+        return sla.lu_factor(A, overwrite_a=overwrite_a, check_finite=False)
 
     # ------------------------------------------------------------------ solves
     def solve_triangular(self, L, B, *, lower=True, trans=False, overwrite_b=False, side="left"):

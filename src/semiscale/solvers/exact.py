@@ -15,6 +15,7 @@ ridge regression when every labeled row is active.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
@@ -73,6 +74,125 @@ def _solve_rls(qp: QuadraticProblem) -> Solution:
     return Solution(X_fit=X_l, dual_coef=alpha, info={"system": "labeled", "n_fit": idx.size})
 
 
+#: Relative residual above which an active-set (Woodbury) solve is redone by a dense LU.
+ACTIVE_SET_RESIDUAL_TOL = 1e-10
+
+
+class _ActiveSetFactor:
+    r"""One LU for every Newton step of a fit: Woodbury on the active labeled rows.
+
+    A Newton step of a piecewise-quadratic loss solves eq. (3) with the active rows ``a`` of the
+    labeled rows ``ℓ``, and λ's divided by a scale ``s`` that is fixed within a loss (its
+    curvature / 2).  Multiplied by ``s`` the system is
+
+    .. math::  (B_0 + s\,E_a K_{a\cdot})\,α = s\,\mathrm{rhs},\qquad
+               B_0 = λ_A^0 I + λ_I^0 L K ,
+
+    with ``B_0`` the same for every step and every scale.  With ``G = B_0^{-1} E_ℓ`` (n × l) and
+    ``C = K_{ℓ\cdot} G`` (l × l), computed once, Woodbury's identity gives
+
+    .. math::  α = w − G_{\cdot a} (I + s C_{aa})^{-1} s K_{a\cdot} w ,\qquad
+               w = B_0^{-1} s\,\mathrm{rhs} ,
+
+    and ``w = G (s rhs_ℓ)`` when the right-hand side vanishes off the labeled rows (a Newton
+    step's, and the bias column for an unnormalized Laplacian): O(n l) per step instead of an
+    O(n³) LU.  Holds the LU of ``B_0`` and ``G`` (n × n + n × l) beside the cached K.
+    """
+
+    def __init__(self, K, qp: QuadraticProblem, labeled_index):
+        ops = get_ops()
+        self.lambda_ambient, self.lambda_intrinsic = qp.lambda_ambient, qp.lambda_intrinsic
+        self.labeled_index = labeled_index
+        B0 = K.copy()
+        ops.laprls_system_inplace(
+            B0, qp.laplacian, labeled_index[:0], qp.lambda_intrinsic, qp.lambda_ambient,
+            qp.memory_budget,
+        )  # fmt: skip
+        self.norm_B0 = float(np.linalg.norm(B0, 1))
+        selector = np.zeros((K.shape[0], labeled_index.size))
+        selector[labeled_index, np.arange(labeled_index.size)] = 1.0
+        with warnings.catch_warnings():
+            # B0 alone may be singular (λ_A = 0): then G is not finite and every step falls
+            # back to the dense LU of the whole system, which the labeled rows make regular.
+            warnings.simplefilter("ignore")
+            self.lu = ops.lu_factor(B0, overwrite_a=True)
+            del B0
+            self.G = ops.lu_solve(self.lu, selector)
+        self.usable = bool(np.all(np.isfinite(self.G)))
+        self.K_labeled = K[labeled_index]
+        self.C = ops.matmul(self.K_labeled, self.G)
+        self.norm_K = float(np.linalg.norm(self.K_labeled, 1))
+
+    def scale(self, qp: QuadraticProblem) -> float | None:
+        """``s`` with ``qp``'s λ's = the factored λ's / s, or None when they are not so related."""
+        if self.lambda_ambient > 0 and qp.lambda_ambient > 0:
+            s = self.lambda_ambient / qp.lambda_ambient
+        elif self.lambda_ambient == 0 and qp.lambda_ambient == 0:
+            s = self.lambda_intrinsic / qp.lambda_intrinsic
+        else:
+            return None
+        if not np.isclose(self.lambda_intrinsic / s, qp.lambda_intrinsic, rtol=1e-12, atol=0.0):
+            return None
+        return s
+
+    def solve(self, K, qp: QuadraticProblem, s: float):
+        """``(α, Kα, relative residual)`` of the step's system (class docstring)."""
+        ops = get_ops()
+        rhs = s * qp.rhs
+        lab = self.labeled_index
+        on_labeled = np.zeros(qp.rhs.shape[0], dtype=bool)
+        on_labeled[lab] = True
+        off_labeled = bool(np.any(rhs[~on_labeled]))
+        w = ops.lu_solve(self.lu, rhs) if off_labeled else ops.matmul(self.G, rhs[lab])
+        a = np.flatnonzero(qp.active[lab])  # positions of the active rows among the labeled
+        alpha = w
+        if a.size:
+            t = s * ops.matmul(self.K_labeled[a], w)
+            M = s * self.C[np.ix_(a, a)]
+            M.flat[:: a.size + 1] += 1.0
+            alpha = w - ops.matmul(self.G[:, a], ops.solve(M, t))
+        K_alpha = ops.matmul(K, alpha)
+        # residual of the scaled system, against what a backward-stable solve leaves
+        residual = self.lambda_ambient * alpha - rhs
+        residual += self.lambda_intrinsic * ops.sparse_matmul(qp.laplacian, K_alpha)
+        residual[lab[a]] += s * K_alpha[lab[a]]
+        scale = np.linalg.norm(rhs) + (self.norm_B0 + s * self.norm_K) * np.linalg.norm(alpha)
+        return alpha, K_alpha, float(np.linalg.norm(residual) / max(scale, 1e-300))
+
+
+def _solve_active_set(qp: QuadraticProblem, K, cache) -> Solution | None:
+    """A Newton step by :class:`_ActiveSetFactor` (built on the first step), or None."""
+    if qp.labeled is None:
+        return None
+    labeled_index = np.flatnonzero(qp.labeled)
+    if labeled_index.size == 0 or np.any(qp.active & ~np.asarray(qp.labeled, bool)):
+        return None
+    if cache.get("active_set_failed"):
+        return None
+    factor = cache.get("active_set")
+    s = factor.scale(qp) if factor is not None else None
+    if s is None or not np.array_equal(factor.labeled_index, labeled_index):
+        factor = _ActiveSetFactor(K, qp, labeled_index)
+        cache["active_set"] = factor
+        s = 1.0
+    alpha = None
+    if factor.usable:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                alpha, K_alpha, residual = factor.solve(K, qp, s)
+            except np.linalg.LinAlgError:  # a singular capacitance matrix
+                alpha = None
+    if alpha is None or not (np.all(np.isfinite(alpha)) and residual <= ACTIVE_SET_RESIDUAL_TOL):
+        # The dense LU decides, for this step and the fit's next ones; its n × n arrays take
+        # the factor's place in memory.
+        del cache["active_set"]
+        cache["active_set_failed"] = True
+        return None
+    info = {"system": "full", "n_fit": qp.X.shape[0], "active_set": True}
+    return Solution(X_fit=qp.X, dual_coef=alpha, train_decision=K_alpha, info=info)
+
+
 def _solve_direct(qp: QuadraticProblem, options) -> Solution:
     """Dense LU solve of (J_a K + λ_A I + λ_I L K) α = rhs, paper 000 eq. (3).
 
@@ -89,13 +209,18 @@ def _solve_direct(qp: QuadraticProblem, options) -> Solution:
     cache = options.get("kernel_cache")
     if cache is not None and 3 * n * n * 8 > parse_memory_budget(qp.memory_budget):
         cache = None
-    if cache is not None and "K" in cache:
-        K = cache["K"].copy()
-    else:
+    K = None
+    if cache is None or "K" not in cache:
         with stage(f"kernel matrix ({n}×{n})", qp.verbose):
             K = np.asarray(kernel_matrix(qp.kernel, X, memory_budget=qp.memory_budget), float)
-        if cache is not None:
-            cache["K"] = K.copy()
+    if cache is not None:
+        if "K" not in cache:
+            cache["K"] = K
+        # Newton steps share one LU when their active rows are labeled rows (Woodbury).
+        solution = _solve_active_set(qp, cache["K"], cache)
+        if solution is not None:
+            return solution
+        K = cache["K"].copy()
     with stage(f"LapRLS direct solve ({n}×{n} LU)", qp.verbose):
         # System matrix A = J_a K + λ_I L K + λ_A I, formed in place in K, in column blocks.
         get_ops().laprls_system_inplace(
@@ -238,8 +363,10 @@ def solve_exact(qp: QuadraticProblem, *, solver="direct", **options) -> Solution
     **options
         ``preconditioner`` (for "pcg"), ``tol``, ``max_iter``; ``kernel_cache`` (a dict, for
         "direct"): the kernel matrix kept there by the first call and reused by the next ones
-        on the same ``X`` and kernel (a Newton solve's steps), when three ``n × n`` arrays fit
-        ``memory_budget``.
+        on the same ``X``, kernel and Laplacian (a Newton solve's steps), when three ``n × n``
+        arrays fit ``memory_budget``; with it, steps whose active rows are labeled rows share
+        one LU (:class:`_ActiveSetFactor`), checked by their residual (a dense LU per step
+        otherwise).
 
     The exact reference computes in float64 whatever X's dtype: float32 kernel blocks carry
     errors of about κ(H)·6e-8 (see NystromLapRLSRegressor's kernel_dtype).

@@ -257,6 +257,13 @@ def _newton_column(
             total_inner += int(step.n_iter)
             info = step.info
             alpha_new = np.asarray(step.dual_coef).reshape(-1)
+            if not (np.all(np.isfinite(alpha_new)) and np.isfinite(b_new)):
+                raise ValueError(
+                    f"the Newton step of the {loss.name} loss is undefined (target column "
+                    f"{column}, step {n_newton}, {int(active_l.sum())} labeled points in its "
+                    "quadratic zone): its system is singular; raise ambient_reg (it is "
+                    f"{problem.lambda_ambient:g} in the solver's scaling; > 0 makes it regular)"
+                )
             X_fit = step.X_fit
             # Exact line search on φ(t) = objective(f + t Δf): the regularizers are quadratic in t.
             a0 = np.zeros_like(alpha_new) if alpha is None else alpha
