@@ -51,6 +51,16 @@ def _moons(n, labels_per_class, seed=0):
     return X, y, y_ssl
 
 
+def _sine_regression(seed):
+    """150 points in 2-D, y = sin(2 x₀), 100 of them unlabeled (NaN), and a LapRLS regressor."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((150, 2))
+    y_ssl = np.sin(2 * X[:, 0])
+    y_ssl[rng.permutation(150)[:100]] = np.nan
+    model = LapRLSRegressor(kernel=RBF(gamma=1.0), ambient_reg=1e-4, intrinsic_reg=1.0)
+    return X, y_ssl, model
+
+
 def _laprls(graph=None, **params):
     defaults = dict(
         kernel=RBF(gamma=20.0),
@@ -274,12 +284,7 @@ def test_ssl_cross_validate_transductive_builds_one_graph(counting):
 
 
 def test_ssl_cross_validate_regression():
-    rng = np.random.default_rng(1)
-    X = rng.standard_normal((150, 2))
-    y = np.sin(2 * X[:, 0])
-    y_ssl = y.copy()
-    y_ssl[rng.permutation(150)[:100]] = np.nan
-    model = LapRLSRegressor(kernel=RBF(gamma=1.0), ambient_reg=1e-4, intrinsic_reg=1.0)
+    X, y_ssl, model = _sine_regression(1)
     for transductive in (True, False):
         scores = ssl_cross_val_score(
             model, X, y_ssl, cv=SSLKFold(5, transductive=transductive, random_state=0)

@@ -17,8 +17,8 @@ from sklearn.utils._param_validation import Interval
 from semiscale.graph import KNNGraph, PrecomputedGraph
 from semiscale.kernels import RBF
 from semiscale.model_selection import SSLGridSearchCV, SSLKFold, ssl_cross_validate
-from semiscale.models import LapRLSClassifier, LapRLSRegressor
-from test_model_selection import CountingKNNGraph, _laprls, _moons
+from semiscale.models import LapRLSClassifier
+from test_model_selection import CountingKNNGraph, _laprls, _moons, _sine_regression
 
 pytestmark = pytest.mark.filterwarnings("ignore::semiscale.graph.DisconnectedGraphWarning")
 
@@ -131,12 +131,7 @@ def test_search_validates_without_the_validate_params_overrides(counting, monkey
 
 
 def test_search_regression_nan_markers():
-    rng = np.random.default_rng(2)
-    X = rng.standard_normal((150, 2))
-    y = np.sin(2 * X[:, 0])
-    y_ssl = y.copy()
-    y_ssl[rng.permutation(150)[:100]] = np.nan
-    model = LapRLSRegressor(kernel=RBF(gamma=1.0), ambient_reg=1e-4, intrinsic_reg=1.0)
+    X, y_ssl, model = _sine_regression(2)
     search = SSLGridSearchCV(
         model,
         {"intrinsic_reg": [0.0, 1.0], "ambient_reg": [1e-4, 1e-1]},
