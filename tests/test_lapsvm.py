@@ -227,7 +227,7 @@ def test_primal_newton_steps_share_one_kernel_matrix_when_it_fits(monkeypatch):
     # cached: the steps share one LU (Woodbury); uncached: a dense LU per step
     assert cached.solver_info_["active_set"] and "active_set" not in uncached.solver_info_
     f = uncached.decision_function(X)
-    np.testing.assert_allclose(cached.decision_function(X), f, atol=1e-5 * np.abs(f).max())
+    np.testing.assert_allclose(cached.decision_function(X), f, atol=1e-8 * np.abs(f).max())
 
 
 def test_huber_continuation_reaches_the_same_minimiser_in_fewer_newton_steps(monkeypatch):
@@ -240,7 +240,7 @@ def test_huber_continuation_reaches_the_same_minimiser_in_fewer_newton_steps(mon
     y_ssl = np.where(np.arange(200) < 80, y, -1)
     L = KNNGraph(method="exact").fit(X).laplacian_
     continued = LapSVC(loss="huber_hinge").fit(X, y_ssl, laplacian=L)
-    stages = continued.solver_info_["continuation"]
+    (stages,) = continued.solver_info_["continuation"]  # one target column
     assert [s["loss"] for s in stages] == [
         "HuberHingeLoss(h=1.0)",
         "HuberHingeLoss(h=0.1)",
@@ -253,24 +253,28 @@ def test_huber_continuation_reaches_the_same_minimiser_in_fewer_newton_steps(mon
     assert "continuation" not in direct.solver_info_
     # measured: 23 steps against 40 (both converged, no ConvergenceWarning)
     assert steps < direct.solver_info_["newton_iterations"][0]
-    # the same minimiser: its objective to round-off; f to the ~1e-5 that ambient_reg = 1e-6
-    # leaves in the directions only the kernel norm fixes
-    assert continued.solver_info_["objective_history"][0][-1] == pytest.approx(
-        direct.solver_info_["objective_history"][0][-1], rel=1e-9
-    )
+    assert stages[-1]["objective"] == continued.solver_info_["objective_history"][0]
+    assert all(len(s["objective"]) == s["newton_iterations"] + 1 for s in stages)
     f = continued.decision_function(X)
-    np.testing.assert_allclose(f, direct.decision_function(X), atol=1e-4 * np.abs(f).max())
+    np.testing.assert_allclose(f, direct.decision_function(X), atol=1e-7 * np.abs(f).max())
+    np.testing.assert_allclose(continued.intercept_, direct.intercept_, atol=1e-7)
 
 
 @pytest.mark.parametrize(
     ("h", "widths"),
-    [(0.01, [1.0, 0.1, 0.01]), (1.0, [1.0]), (0.5, [5.0, 0.5]), (2.0, [2.0])],
+    [
+        (0.01, [1.0, 0.1, 0.01]),
+        (1.0, [1.0]),
+        (0.5, [1.0, 0.5]),
+        (2.0, [2.0]),
+        (1e-300, [1.0, 1e-100, 1e-200, 1e-300]),  # at most 3 smoother losses
+    ],
 )
 def test_huber_continuation_widths(h, widths):
     from semiscale.losses import HuberHingeLoss, SquaredHingeLoss
 
     stages = HuberHingeLoss(h).continuation()
-    np.testing.assert_allclose([s.h for s in stages], widths)
+    np.testing.assert_allclose([s.h for s in stages], widths, rtol=1e-12)
     assert stages[-1].h == h
     loss = SquaredHingeLoss()
     assert loss.continuation() == [loss]
@@ -292,6 +296,8 @@ def _three_classes(n=150):
         dict(loss="huber_hinge"),
         dict(fit_intercept=False),
         dict(graph=KNNGraph(normalized=True)),  # the bias column lives off the labeled rows
+        dict(loss="huber_hinge", graph=KNNGraph(normalized=True)),
+        dict(loss="huber_hinge", ambient_reg=1e-8),  # B0's only ridge is tiny
     ],
 )
 def test_newton_steps_share_one_lu_and_equal_a_dense_lu_per_step(monkeypatch, params):
@@ -313,14 +319,15 @@ def test_newton_steps_share_one_lu_and_equal_a_dense_lu_per_step(monkeypatch, pa
     monkeypatch.setattr(exact, "_solve_active_set", lambda *a: None)
     per_step = LapSVC(**params).fit(X, y_ssl)
     assert len(dense) == sum(per_step.solver_info_["newton_iterations"])
-    f = per_step.decision_function(X)
-    np.testing.assert_allclose(shared.decision_function(X), f, atol=1e-5 * np.abs(f).max())
-    for a, b in zip(
-        shared.solver_info_["objective_history"],
-        per_step.solver_info_["objective_history"],
-        strict=True,
-    ):
-        assert a[-1] == pytest.approx(b[-1], rel=1e-9)
+    X_new = X + 0.3 * np.random.default_rng(0).standard_normal(X.shape)  # points not fitted
+    for points in (X, X_new):
+        f = per_step.decision_function(points)
+        np.testing.assert_allclose(shared.decision_function(points), f, atol=1e-6 * np.abs(f).max())
+    # at ambient_reg = 1e-8 the bordered system's condition (~1e11) leaves the dense LU's own
+    # bias uncertain at ~1e-4 (measured in review against an extended-precision solve)
+    bias_tol = 1e-4 if params.get("ambient_reg") == 1e-8 else 1e-6
+    np.testing.assert_allclose(shared.intercept_, per_step.intercept_, atol=bias_tol)
+    assert shared.solver_info_["newton_iterations"] == per_step.solver_info_["newton_iterations"]
 
 
 def test_an_inaccurate_shared_lu_falls_back_to_a_dense_lu(monkeypatch):
@@ -334,6 +341,29 @@ def test_an_inaccurate_shared_lu_falls_back_to_a_dense_lu(monkeypatch):
     np.testing.assert_allclose(
         model.decision_function(X), reference, atol=1e-5 * np.abs(reference).max()
     )
+
+
+def test_shared_lu_over_the_memory_gate_is_not_built(monkeypatch):
+    """Most points labeled: the factor's G and K_l. would exceed two n x n arrays."""
+    import semiscale.solvers.exact as exact
+
+    X, y = _three_classes()[0], _three_classes()[1]
+    y_all = np.where(y == -1, 0, y)
+    y_ssl = np.where(np.arange(y.size) < 0.6 * y.size, y_all, -1)
+    built = []
+    original = exact._ActiveSetFactor
+    monkeypatch.setattr(exact, "_ActiveSetFactor", lambda *a: built.append(1) or original(*a))
+    model = LapSVC().fit(X, y_ssl)
+    assert built == [] and "active_set" not in model.solver_info_
+
+
+def test_continuation_is_reported_per_class():
+    X, y_ssl = _three_classes()
+    info = LapSVC(loss="huber_hinge").fit(X, y_ssl).solver_info_
+    assert len(info["continuation"]) == 3
+    for column, stages in enumerate(info["continuation"]):
+        assert sum(s["newton_iterations"] for s in stages) == info["newton_iterations"][column]
+        assert stages[-1]["objective"] == info["objective_history"][column]
 
 
 def test_huber_newton_without_ambient_reg_names_the_parameter():

@@ -144,6 +144,10 @@ class SquaredHingeLoss(Loss):
         return np.asarray(y) * f < 1.0 + tol
 
 
+#: Most smoother losses a :meth:`Loss.continuation` runs before the loss itself.
+MAX_CONTINUATION_STAGES = 3
+
+
 class HuberHingeLoss(Loss):
     r"""Huber-smoothed hinge with half-width ``h`` (paper 004 §3: h = 0.01; Chapelle 2007).
 
@@ -202,16 +206,21 @@ class HuberHingeLoss(Loss):
         return np.abs(1.0 - m) <= self.h + tol
 
     def continuation(self) -> list[Loss]:
-        """Widths ``h·10^k`` from the first one ≥ 1 down to ``h`` (e.g. 1, 0.1, 0.01).
+        """Widths from 1 down to ``h``, tenfold apart (1, 0.1, 0.01 for h = 0.01).
 
         From f = 0 every labeled point lies in the linear zone of a narrow hinge, where the
         Newton model has no curvature, so each step can move only a few points into the
-        quadratic zone: 40–50 steps at h = 0.01 on 1,500 a9a points.  A zone of half-width ≥ 1
-        contains m = y f = 0, and each tenfold narrowing starts from a solution whose margins
-        are already near 1.
+        quadratic zone: 40–50 steps at h = 0.01 on 1,500 a9a points.  A zone of half-width 1
+        contains m = y f = 0, and each narrowing starts from a solution whose margins are
+        already near 1.  At most :data:`MAX_CONTINUATION_STAGES` smoother losses, spaced
+        evenly in log(h) when h < 10⁻³; none when h ≥ 1.
         """
-        n_widths = max(0, int(np.ceil(np.log10(1.0 / self.h) - 1e-12)))
-        return [HuberHingeLoss(self.h * 10.0**k) for k in range(n_widths, 0, -1)] + [self]
+        decades = -np.log10(self.h)
+        n_stages = min(int(np.ceil(decades - 1e-12)), MAX_CONTINUATION_STAGES)
+        if n_stages <= 0:
+            return [self]
+        widths = 10.0 ** (-decades * np.arange(n_stages) / n_stages)
+        return [HuberHingeLoss(float(w)) for w in widths] + [self]
 
 
 class EpsilonInsensitiveLoss(Loss):

@@ -341,7 +341,8 @@ class ArrayOps:
     def lu_factor(self, A, *, overwrite_a=False):
         """LU factorization with partial pivoting, ``P A = L U`` (for :meth:`lu_solve`).
 
-        ``overwrite_a`` lets LAPACK factor ``A`` in place (no n × n copy; ``A`` is destroyed).
+        ``overwrite_a`` lets LAPACK factor a Fortran-ordered float64 ``A`` in place (no n × n
+        copy; ``A`` is destroyed); other arrays are copied as without it.
         """
         return sla.lu_factor(A, overwrite_a=overwrite_a, check_finite=False)
 

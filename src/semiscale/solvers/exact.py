@@ -74,8 +74,14 @@ def _solve_rls(qp: QuadraticProblem) -> Solution:
     return Solution(X_fit=X_l, dual_coef=alpha, info={"system": "labeled", "n_fit": idx.size})
 
 
-#: Relative residual above which an active-set (Woodbury) solve is redone by a dense LU.
-ACTIVE_SET_RESIDUAL_TOL = 1e-10
+#: Backward error (per right-hand side, after one refinement step) above which a shared-LU
+#: (Woodbury) step is redone by a dense LU; a dense LU leaves about 1e-16.
+ACTIVE_SET_RESIDUAL_TOL = 1e-13
+
+
+def active_set_bytes(n: int, n_labeled: int) -> int:
+    """What :class:`_ActiveSetFactor` holds beside the cached K: the LU of B₀, G, K_ℓ· and C."""
+    return 8 * (n * n + 2 * n * n_labeled + n_labeled * n_labeled)
 
 
 class _ActiveSetFactor:
@@ -94,30 +100,40 @@ class _ActiveSetFactor:
     .. math::  α = w − G_{\cdot a} (I + s C_{aa})^{-1} s K_{a\cdot} w ,\qquad
                w = B_0^{-1} s\,\mathrm{rhs} ,
 
-    and ``w = G (s rhs_ℓ)`` when the right-hand side vanishes off the labeled rows (a Newton
-    step's, and the bias column for an unnormalized Laplacian): O(n l) per step instead of an
-    O(n³) LU.  Holds the LU of ``B_0`` and ``G`` (n × n + n × l) beside the cached K.
+    with ``w = G (s rhs_ℓ)`` when the right-hand side vanishes off the labeled rows (a Newton
+    step's right-hand side; the bias column of the bordered system has round-off off them and
+    takes the triangular solves).  One step of iterative refinement with the same factors
+    follows, and each column's backward error is returned: B₀ is worse conditioned than the
+    whole system (its only ridge is λ_A), and without refinement the bias came out wrong on
+    small ``ambient_reg``.  O(n²) per step (triangular solves, K·α) instead of an O(n³) LU;
+    holds :func:`active_set_bytes` beside the cached K.
     """
 
     def __init__(self, K, qp: QuadraticProblem, labeled_index):
         ops = get_ops()
+        n, n_labeled = K.shape[0], labeled_index.size
         self.lambda_ambient, self.lambda_intrinsic = qp.lambda_ambient, qp.lambda_intrinsic
         self.labeled_index = labeled_index
-        B0 = K.copy()
+        # Fortran order: LAPACK factors B0 in place (a C-ordered array would be copied).
+        B0 = np.array(K, order="F")
         ops.laprls_system_inplace(
             B0, qp.laplacian, labeled_index[:0], qp.lambda_intrinsic, qp.lambda_ambient,
             qp.memory_budget,
         )  # fmt: skip
         self.norm_B0 = float(np.linalg.norm(B0, 1))
-        selector = np.zeros((K.shape[0], labeled_index.size))
-        selector[labeled_index, np.arange(labeled_index.size)] = 1.0
+        self.G = np.empty((n, n_labeled))
         with warnings.catch_warnings():
             # B0 alone may be singular (λ_A = 0): then G is not finite and every step falls
             # back to the dense LU of the whole system, which the labeled rows make regular.
             warnings.simplefilter("ignore")
             self.lu = ops.lu_factor(B0, overwrite_a=True)
             del B0
-            self.G = ops.lu_solve(self.lu, selector)
+            step = max(1, min(n_labeled, (32 * 1024**2) // (8 * n)))  # selector blocks
+            for start in range(0, n_labeled, step):
+                cols = np.arange(start, min(start + step, n_labeled))
+                selector = np.zeros((n, cols.size))
+                selector[labeled_index[cols], np.arange(cols.size)] = 1.0
+                self.G[:, cols] = ops.lu_solve(self.lu, selector)
         self.usable = bool(np.all(np.isfinite(self.G)))
         self.K_labeled = K[labeled_index]
         self.C = ops.matmul(self.K_labeled, self.G)
@@ -135,43 +151,76 @@ class _ActiveSetFactor:
             return None
         return s
 
+    def _apply_inverse(self, rhs, active, s, capacitance):
+        """``(B₀ + s E_a K_a·)⁻¹ rhs`` by Woodbury (class docstring)."""
+        ops = get_ops()
+        lab = self.labeled_index
+        off_labeled = np.ones(rhs.shape[0], dtype=bool)
+        off_labeled[lab] = False
+        only_labeled = not np.any(rhs[off_labeled])
+        w = ops.matmul(self.G, rhs[lab]) if only_labeled else ops.lu_solve(self.lu, rhs)
+        if active.size == 0:
+            return w
+        # (K_ℓ· w)[a] and G z with z zero off a: no n × |a| copies of G or K
+        t = s * ops.matmul(self.K_labeled, w)[active]
+        z = np.zeros((lab.size, rhs.shape[1]))
+        z[active] = capacitance(t)
+        return w - ops.matmul(self.G, z)
+
+    def _residual(self, K, qp, s, active, rhs, alpha):
+        """``(s rhs − A α, K α)`` for the scaled system ``A = B₀ + s E_a K_a·``."""
+        ops = get_ops()
+        K_alpha = ops.matmul(K, alpha)
+        residual = rhs - self.lambda_ambient * alpha
+        residual -= self.lambda_intrinsic * ops.sparse_matmul(qp.laplacian, K_alpha)
+        rows = self.labeled_index[active]
+        residual[rows] -= s * K_alpha[rows]
+        return residual, K_alpha
+
     def solve(self, K, qp: QuadraticProblem, s: float):
-        """``(α, Kα, relative residual)`` of the step's system (class docstring)."""
+        """``(α, Kα, largest backward error over the columns)`` of the step's system."""
         ops = get_ops()
         rhs = s * qp.rhs
-        lab = self.labeled_index
-        on_labeled = np.zeros(qp.rhs.shape[0], dtype=bool)
-        on_labeled[lab] = True
-        off_labeled = bool(np.any(rhs[~on_labeled]))
-        w = ops.lu_solve(self.lu, rhs) if off_labeled else ops.matmul(self.G, rhs[lab])
-        a = np.flatnonzero(qp.active[lab])  # positions of the active rows among the labeled
-        alpha = w
-        if a.size:
-            t = s * ops.matmul(self.K_labeled[a], w)
-            M = s * self.C[np.ix_(a, a)]
-            M.flat[:: a.size + 1] += 1.0
-            alpha = w - ops.matmul(self.G[:, a], ops.solve(M, t))
-        K_alpha = ops.matmul(K, alpha)
-        # residual of the scaled system, against what a backward-stable solve leaves
-        residual = self.lambda_ambient * alpha - rhs
-        residual += self.lambda_intrinsic * ops.sparse_matmul(qp.laplacian, K_alpha)
-        residual[lab[a]] += s * K_alpha[lab[a]]
-        scale = np.linalg.norm(rhs) + (self.norm_B0 + s * self.norm_K) * np.linalg.norm(alpha)
-        return alpha, K_alpha, float(np.linalg.norm(residual) / max(scale, 1e-300))
+        active = np.flatnonzero(qp.active[self.labeled_index])  # among the labeled rows
+        M = s * self.C[np.ix_(active, active)]
+        M.flat[:: active.size + 1] += 1.0
+        M_factor = ops.lu_factor(M) if active.size else None
+
+        def capacitance(t):
+            return ops.lu_solve(M_factor, t)
+
+        alpha = self._apply_inverse(rhs, active, s, capacitance)
+        residual, _ = self._residual(K, qp, s, active, rhs, alpha)
+        alpha = alpha + self._apply_inverse(residual, active, s, capacitance)  # refinement
+        residual, K_alpha = self._residual(K, qp, s, active, rhs, alpha)
+        norm_A = self.norm_B0 + s * self.norm_K
+        error = np.linalg.norm(residual, axis=0) / np.maximum(
+            np.linalg.norm(rhs, axis=0) + norm_A * np.linalg.norm(alpha, axis=0), 1e-300
+        )
+        return alpha, K_alpha, float(np.max(error))
 
 
 def _solve_active_set(qp: QuadraticProblem, K, cache) -> Solution | None:
-    """A Newton step by :class:`_ActiveSetFactor` (built on the first step), or None."""
-    if qp.labeled is None:
+    """A Newton step by :class:`_ActiveSetFactor` (built on the first step), or None.
+
+    None sends the step to the dense LU: a problem the factor does not fit (active rows off the
+    labeled ones, no labeled rows), a factor over the memory budget, or a step whose backward
+    error exceeds :data:`ACTIVE_SET_RESIDUAL_TOL` (then the dense LU serves the rest of the
+    fit, and the factor's memory is released for it).
+    """
+    if qp.labeled is None or cache.get("active_set_failed"):
         return None
     labeled_index = np.flatnonzero(qp.labeled)
     if labeled_index.size == 0 or np.any(qp.active & ~np.asarray(qp.labeled, bool)):
         return None
-    if cache.get("active_set_failed"):
+    n = K.shape[0]
+    # beside the cached K: the factor, and at most the dense path's own two n × n arrays
+    if active_set_bytes(n, labeled_index.size) > 2 * n * n * 8:
         return None
     factor = cache.get("active_set")
     s = factor.scale(qp) if factor is not None else None
     if s is None or not np.array_equal(factor.labeled_index, labeled_index):
+        cache.pop("active_set", None)
         factor = _ActiveSetFactor(K, qp, labeled_index)
         cache["active_set"] = factor
         s = 1.0
@@ -180,16 +229,14 @@ def _solve_active_set(qp: QuadraticProblem, K, cache) -> Solution | None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                alpha, K_alpha, residual = factor.solve(K, qp, s)
-            except np.linalg.LinAlgError:  # a singular capacitance matrix
+                alpha, K_alpha, error = factor.solve(K, qp, s)
+            except (np.linalg.LinAlgError, ValueError):  # a singular capacitance matrix
                 alpha = None
-    if alpha is None or not (np.all(np.isfinite(alpha)) and residual <= ACTIVE_SET_RESIDUAL_TOL):
-        # The dense LU decides, for this step and the fit's next ones; its n × n arrays take
-        # the factor's place in memory.
+    if alpha is None or not (np.all(np.isfinite(alpha)) and error <= ACTIVE_SET_RESIDUAL_TOL):
         del cache["active_set"]
         cache["active_set_failed"] = True
         return None
-    info = {"system": "full", "n_fit": qp.X.shape[0], "active_set": True}
+    info = {"system": "full", "n_fit": n, "active_set": True}
     return Solution(X_fit=qp.X, dual_coef=alpha, train_decision=K_alpha, info=info)
 
 

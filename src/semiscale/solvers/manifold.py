@@ -155,20 +155,21 @@ def _continued_newton_column(problem, loss, y, labeled, solve_quadratic, kernel_
     where the last Newton run starts (:meth:`semiscale.losses.Loss.continuation`).
     """
     stages = loss.continuation()
-    state, steps, inner = None, [], 0
+    state, steps, histories, inner = None, [], [], 0
     for k, stage_loss in enumerate(stages):
         final = k == len(stages) - 1
         solution, state = _newton_column(
             problem, stage_loss, y, labeled, solve_quadratic, kernel_matmul, column, state, final
         )
         steps.append(solution.info["newton_iterations"])
+        histories.append(solution.info["objective_history"])
         inner += solution.n_iter
     if len(stages) > 1:
         solution.n_iter = inner
         solution.info["newton_iterations"] = int(sum(steps))
         solution.info["continuation"] = [
-            {"loss": repr(stage_loss), "newton_iterations": int(n_steps)}
-            for stage_loss, n_steps in zip(stages, steps, strict=True)
+            {"loss": repr(stage_loss), "newton_iterations": int(n_steps), "objective": history}
+            for stage_loss, n_steps, history in zip(stages, steps, histories, strict=True)
         ]
     return solution
 
@@ -222,7 +223,7 @@ def _newton_column(
 
     # verbose >= 1: a counter of Newton steps, the objective beside (each step's inner solve
     # shows its own (P)CG counter below it).
-    desc = f"Newton ({loss.name}, column {column})"
+    desc = f"Newton ({loss!r}, column {column})"
     with progress(desc=desc, verbose=problem.verbose, unit="step") as bar:
         for n_newton in range(1, NEWTON_MAX_ITER + 1):  # noqa: B007 - reported after the loop
             f_l = f[lab]
@@ -263,6 +264,7 @@ def _newton_column(
                     f"{column}, step {n_newton}, {int(active_l.sum())} labeled points in its "
                     "quadratic zone): its system is singular; raise ambient_reg (it is "
                     f"{problem.lambda_ambient:g} in the solver's scaling; > 0 makes it regular)"
+                    + (", or use fit_intercept=False" if problem.fit_intercept else "")
                 )
             X_fit = step.X_fit
             # Exact line search on φ(t) = objective(f + t Δf): the regularizers are quadratic in t.
@@ -353,7 +355,10 @@ def solve_manifold(problem: ManifoldProblem, solve_quadratic, *, kernel_matmul=N
     Solution
         ``train_decision`` is f on every training point (bias included), ``intercept`` the bias
         when fitted.  For non-quadratic losses ``n_iter`` sums the inner iterations over Newton
-        steps and columns, and ``info["newton_iterations"]`` lists the Newton steps per column.
+        steps and columns, and ``info["newton_iterations"]`` lists the Newton steps per column
+        (all continuation stages); ``info["objective_history"]`` the objective before each
+        step of the last stage, per column; with a continuation, ``info["continuation"]`` per
+        column the stages' losses, steps and objective histories.
     """
     if kernel_matmul is None:
         from ..linalg import kernel_matmul
@@ -388,6 +393,8 @@ def solve_manifold(problem: ManifoldProblem, solve_quadratic, *, kernel_matmul=N
         objective_history=[c.info["objective_history"] for c in columns],
         newton_seconds=time.perf_counter() - tic,
     )
+    if "continuation" in first.info:
+        info["continuation"] = [c.info["continuation"] for c in columns]
     return Solution(
         X_fit=first.X_fit,
         dual_coef=np.column_stack([c.dual_coef[:, 0] for c in columns]),
