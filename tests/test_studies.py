@@ -147,3 +147,30 @@ def test_lapsvm_scale_report(tmp_path):
     assert "- NystromLapSVC(): **PASS** (12.5 s)" in text
     assert "- NystromLapSVC(loss='huber_hinge'): **FAIL** (75.0 s)" in text
     assert "- LapSVC(solver='primal'): **not measured** (n > 10000" in text
+
+
+def test_lapsvm_newton_summary_and_report(tmp_path):
+    """The lapsvm_newton study's medians, same-point speed-ups and table, on made-up records."""
+    from semiscale.bench.studies import lapsvm_newton as ln
+
+    def record(variant, sigma, seconds, steps, converged=True, difference=0.0):
+        return {"dataset": "fourclass", "n": 603, "sigma": sigma, "intrinsic_reg": 1.0,
+                "variant": variant, "seconds": seconds, "newton_iterations": steps,
+                "converged": converged, "decision_difference": difference}  # fmt: skip
+
+    records = [
+        record("before", 1.0, 8.0, 50, converged=False),
+        record("before", 16.0, 2.0, 20),
+        record("continuation + shared LU", 1.0, 1.0, 20, difference=1e-3),
+        record("continuation + shared LU", 16.0, 1.0, 10, difference=1e-12),
+    ]
+    (row,) = ln.summarize(records)
+    fast = row["continuation + shared LU"]
+    assert fast["median_speedup"] == pytest.approx(5.0)  # median of 8x and 2x
+    assert fast["max_difference"] == 1e-3 and fast["not_converged"] == 0
+    assert row["before"]["not_converged"] == 1 and "continuation" not in row
+    results = {"summary": [row], "commit": "abc", "machine": {"platform": "p", "python": "3"}}
+    ln.write_report(results, tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    assert "| fourclass | 603 | before | 5.000 | 10.0 | 35 (50) | 1 / 2 | 1.00× | 0.0e+00 |" in text
+    assert "| continuation + shared LU | 1.000 | 2.0 | 15 (20) | 0 / 2 | 5.00× | 1.0e-03 |" in text
