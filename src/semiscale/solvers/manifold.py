@@ -223,7 +223,8 @@ def _newton_column(
 
     # verbose >= 1: a counter of Newton steps, the objective beside (each step's inner solve
     # shows its own (P)CG counter below it).
-    desc = f"Newton ({loss!r}, column {column})"
+    width = f" h={loss.h:g}" if hasattr(loss, "h") else ""  # a continuation stage's width
+    desc = f"Newton ({loss.name}{width}, column {column})"
     with progress(desc=desc, verbose=problem.verbose, unit="step") as bar:
         for n_newton in range(1, NEWTON_MAX_ITER + 1):  # noqa: B007 - reported after the loop
             f_l = f[lab]
