@@ -375,25 +375,28 @@ def test_huber_newton_without_ambient_reg_names_the_parameter():
 
 
 @pytest.mark.parametrize("estimator", [LapSVC(), NystromLapSVC(n_centers=60, random_state=0)])
-def test_centring_shifts_the_decision_to_zero_degree_weighted_mean(estimator):
-    """centring=True: Σ d_i f(x_i) = 0 over the training points (d = diag L), the shift in
-    intercept_; centring=False: the same f, unshifted (the papers' sign(f + b))."""
+def test_centring_shifts_the_decision_to_the_labeled_prior(estimator):
+    """centring=True: g = α (f − c) + (p₁ − p₀) with Σ d_i (f_i − c) = 0 over the training
+    points (d = diag L) and p the labeled class proportions; centring=False: the same f,
+    neither shifted nor scaled (the papers' sign(f + b))."""
     from sklearn.base import clone
 
     X, y, y_ssl = _moons(n=150, seed=3, per_class=1)
+    y_ssl[np.flatnonzero((y == 0) & (y_ssl == -1))[:2]] = 0  # 3 labels of class 0, 1 of class 1
     L = KNNGraph(method="exact").fit(X).laplacian_
     centred = clone(estimator).fit(X, y_ssl, laplacian=L)
     plain = clone(estimator).set_params(centring=False).fit(X, y_ssl, laplacian=L)
     d = L.diagonal()
-    f = centred.decision_function(X)
-    assert abs(d @ f) < 1e-9 * np.abs(d).sum() * np.abs(f).max()
-    shift = plain.decision_function(X) - f
-    np.testing.assert_allclose(shift, shift[0], atol=1e-10)
-    np.testing.assert_allclose(centred.intercept_, plain.intercept_ - shift[0], atol=1e-10)
-    # no graph term: nothing to centre on
+    g, f = centred.decision_function(X), plain.decision_function(X)
+    assert d @ g / d.sum() == pytest.approx(0.25 - 0.75)
+    (alpha, shift), residual, *_ = np.linalg.lstsq(np.column_stack([f, np.ones_like(f)]), g)
+    assert alpha == pytest.approx(centred.decision_scale_) and alpha > 0
+    np.testing.assert_allclose(alpha * f + shift, g, atol=1e-9 * np.abs(g).max())
+    # no graph term: nothing to centre on, no prior added
     no_graph = clone(estimator).set_params(intrinsic_reg=0.0).fit(X, y_ssl)
     unshifted = clone(estimator).set_params(intrinsic_reg=0.0, centring=False).fit(X, y_ssl)
     np.testing.assert_allclose(no_graph.intercept_, unshifted.intercept_)
+    assert not hasattr(no_graph, "decision_scale_")
 
 
 def test_centring_rescues_one_label_per_class():

@@ -337,8 +337,9 @@ def _fold_decisions(est, state, X, folds, hessian, step, n_columns, random_state
             g_i = g_i - centring_offset(g_i, fold.laplacian, fold.fit_rows)
         if classifier and est._adds_labeled_prior():
             alpha, shift = labeled_prior(
-                g_i, fold.targets, fold.codes, np.flatnonzero(fold.labeled), len(est.classes_)
-            )
+                g_i, fold.targets, fold.codes, np.flatnonzero(fold.labeled), len(est.classes_),
+                plus_minus=not est._squared_loss(),
+            )  # fmt: skip
             g_i = alpha * g_i + shift
         out.append(g_i)
     return out

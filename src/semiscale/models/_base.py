@@ -458,14 +458,13 @@ class SSLClassifierMixin(ClassifierMixin):
         return one_vs_rest_targets(targets)
 
     def _adds_labeled_prior(self) -> bool:
-        """Whether ``fit`` rescales the decision and adds the labeled class proportions."""
-        balanced = bool(getattr(self, "balanced_targets", False))
-        return (
-            self._prior_decision
-            and self._zero_mean_targets
-            and self._squared_loss()
-            and not balanced
-        )
+        """Whether ``fit`` rescales the decision and adds the labeled class proportions (zero-mean
+        squared-loss fits; hinge-loss fits centred on a graph, as centring assumes equal mass)."""
+        if not self._prior_decision or getattr(self, "balanced_targets", False):
+            return False
+        if self._squared_loss():
+            return bool(self._zero_mean_targets)
+        return bool(getattr(self, "centring", False)) and getattr(self, "intrinsic_reg_", 0) > 0
 
     def _add_labeled_prior(self, decision, Y, targets):
         r"""Map the zero-mean fit f to ``g_c = α f_c + ȳ_c``, kept in ``dual_coef_``/``intercept_``.
@@ -478,8 +477,9 @@ class SSLClassifierMixin(ClassifierMixin):
         predictions do not change.
         """
         alpha, shift = labeled_prior(
-            decision, Y, targets.codes, np.flatnonzero(targets.labeled), self.classes_.shape[0]
-        )
+            decision, Y, targets.codes, np.flatnonzero(targets.labeled), self.classes_.shape[0],
+            plus_minus=not self._squared_loss(),
+        )  # fmt: skip
         self.dual_coef_ = self.dual_coef_ * alpha
         self.intercept_ = self.intercept_ * alpha + shift
         self.decision_scale_ = alpha

@@ -42,11 +42,12 @@ def centring_offset(decision, laplacian, rows=None):
     return (d[:, None] * decision).sum(axis=0) / d.sum()
 
 
-def labeled_prior(decision, Y, codes, labeled_rows, n_classes):
+def labeled_prior(decision, Y, codes, labeled_rows, n_classes, plus_minus=False):
     """``(α, shift)`` of :meth:`SSLClassifierMixin._add_labeled_prior` for these labeled rows.
 
     ``α = ⟨F_l, Y_l⟩ / ⟨F_l, F_l⟩`` (1 when the fit does not correlate with the targets) and
-    ``shift`` the labeled class proportions (their difference for two classes).
+    ``shift`` the labeled class proportions p (their difference for two classes); with
+    ``plus_minus`` (±1 one-vs-rest targets) ``2p − 1``, the mean of each ±1 column.
     """
     F_l, Y_l = decision[labeled_rows], Y[labeled_rows]
     norm = float(np.vdot(F_l, F_l))
@@ -54,5 +55,8 @@ def labeled_prior(decision, Y, codes, labeled_rows, n_classes):
     alpha = corr / norm if norm > 0 and corr > 0 else 1.0
     counts = np.bincount(codes[labeled_rows], minlength=n_classes)
     prior = counts / counts.sum()
-    shift = prior[1:] - prior[:1] if prior.shape[0] == 2 else prior
+    if prior.shape[0] == 2:
+        shift = prior[1:] - prior[:1]
+    else:
+        shift = 2.0 * prior - 1.0 if plus_minus else prior
     return alpha, shift
