@@ -114,12 +114,13 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         classifiers do; the shift goes into ``intercept_``).  Without it the sign of f + b
         follows f's decay away from few labeled points: at one label per class on USPS digits
         1 against 2 (302 and 1,002 points, paper 001's graph and kernel) the plain LapSVM
-        classified 57–60 % of the training points right, 97–100 % with the shift.  The shift
-        assumes classes of comparable mass, and the LapRLS classifiers' labeled-prior step that
-        corrects this is not applied to the hinge losses: on clusters of 240 and 60 points it
-        cost 2 points (95.0 % against 97.3 %), on a9a (76/24 classes, 48,842 points, 500
-        labeled; ``benchmarks/results/lapsvm_scale/``) 5.6 points for ``NystromLapSVC()``
-        (75.2 % against 80.8 %).  False: the papers' LapSVM, ``sign(f + b)``.
+        classified 57–60 % of the training points right, 97–100 % with the shift.  As the
+        shift alone assumes classes of equal mass, the decision then becomes
+        ``α (f − c) + (2p − 1)``: α the least-squares scale on the labeled rows and p the
+        labeled class proportions, as the LapRLS classifiers do (a9a, 76/24 classes, 48,842
+        points, 500 labeled: ``NystromLapSVC()`` 75.2 % with the shift alone, 80.8 % without
+        centring, 82.1 % with both; ``benchmarks/results/lapsvm_scale/``).  False: the
+        papers' LapSVM, ``sign(f + b)``.
     unlabeled : int, float, str or None, default=-1
         The marker of unlabeled points in ``y``.
 
