@@ -338,7 +338,7 @@ def _fold_decisions(est, state, X, folds, hessian, step, n_columns, random_state
         if classifier and est._adds_labeled_prior():
             alpha, shift = labeled_prior(
                 g_i, fold.targets, fold.codes, np.flatnonzero(fold.labeled), len(est.classes_),
-                plus_minus=not est._squared_loss(),
+                plus_minus=est._plus_minus_targets(),
             )  # fmt: skip
             g_i = alpha * g_i + shift
         out.append(g_i)

@@ -458,13 +458,14 @@ class SSLClassifierMixin(ClassifierMixin):
         return one_vs_rest_targets(targets)
 
     def _adds_labeled_prior(self) -> bool:
-        """Whether ``fit`` rescales the decision and adds the labeled class proportions (zero-mean
-        squared-loss fits; hinge-loss fits centred on a graph, as centring assumes equal mass)."""
+        """Whether ``fit`` scales the decision and adds the labeled prior (also centred hinges)."""
         if not self._prior_decision or getattr(self, "balanced_targets", False):
             return False
-        if self._squared_loss():
-            return bool(self._zero_mean_targets)
-        return bool(getattr(self, "centring", False)) and getattr(self, "intrinsic_reg_", 0) > 0
+        hinge_centred = getattr(self, "centring", False) and getattr(self, "intrinsic_reg_", 0) > 0
+        return bool(self._zero_mean_targets if self._squared_loss() else hinge_centred)
+
+    def _plus_minus_targets(self) -> bool:  # _encode_targets's ±1 one-vs-rest columns
+        return not (self._zero_mean_targets and self._squared_loss())
 
     def _add_labeled_prior(self, decision, Y, targets):
         r"""Map the zero-mean fit f to ``g_c = α f_c + ȳ_c``, kept in ``dual_coef_``/``intercept_``.
@@ -478,7 +479,7 @@ class SSLClassifierMixin(ClassifierMixin):
         """
         alpha, shift = labeled_prior(
             decision, Y, targets.codes, np.flatnonzero(targets.labeled), self.classes_.shape[0],
-            plus_minus=not self._squared_loss(),
+            plus_minus=self._plus_minus_targets(),
         )  # fmt: skip
         self.dual_coef_ = self.dual_coef_ * alpha
         self.intercept_ = self.intercept_ * alpha + shift
