@@ -105,7 +105,8 @@ def test_bif_interpolation_report(tmp_path):
 
 
 def test_bif_newton_summary_and_report(tmp_path):
-    """The bif_newton study's table beside paper004's records, on made-up records."""
+    """The bif_newton study's table beside paper004's records, with the paired test against
+    t-CV and the targets' verdicts, on made-up records."""
     from semiscale.bench.studies import bif_newton as bn
 
     records = [
@@ -113,19 +114,46 @@ def test_bif_newton_summary_and_report(tmp_path):
          "test_error": 0.3 + 0.1 * r, "seconds": 2.0, "best_params": {}}
         for r in range(2)
     ]  # fmt: skip
-    paper004 = {("housing", 0, 5, "t-CV"): {"test_error": 0.25, "seconds": 1.5}}
+    paper004 = {("housing", 0, 5, "t-CV"): {"test_error": 0.25, "seconds": 1.5, "best_params": {}}}
     summary = bn.summarize(records, paper004)
     row = next(r for r in summary if (r["dataset"], r["t"]) == ("housing", 5))
     assert row["Newton, exact Hessian"] == {
         "error": pytest.approx(0.35),
         "seconds": 2.0,
         "repeats": 2,
+        "p": None,  # one paired repeat: no test
+        "speedup": pytest.approx(0.75),
     }
     assert row["t-CV"]["repeats"] == 1 and "t-BIF" not in row
     results = {"summary": summary, "commit": "abc", "machine": {"platform": "p", "python": "3"}}
     bn.write_report(results, tmp_path)
     text = (tmp_path / "README.md").read_text()
     assert "| housing | 5 | 0.25 [1.5 s] (1) | / | / | 0.35 [2.0 s] (2) |" in text
+    assert "- Newton, exact Hessian, faster than t-CV at every t: **FAIL: housing t=5" in text
+    assert "- Newton, exact Hessian, no significant difference in test error at any t: " \
+        "not measured" in text  # fmt: skip
+    assert "- Newton, Nyström, faster than t-CV at every t: not measured" in text
+
+    # Three paired repeats: one criterion far off t-CV (differs), one equal (the same).
+    paper004 = {("splice", r, 10, "t-CV"): {"test_error": 20.0 + r, "seconds": 10.0,
+                                            "best_params": {}} for r in range(3)}  # fmt: skip
+    paper004 |= {("splice", r, 10, "t-BIF"): {"test_error": 50.0 + r + 0.1 * r * r,
+                                               "seconds": 2.0, "best_params": {}}
+                for r in range(3)}  # fmt: skip
+    records = [
+        {"dataset": "splice", "repeat": r, "t": 10, "variant": "Newton, exact Hessian",
+         "test_error": 20.0 + r, "seconds": 4.0, "best_params": {}}
+        for r in range(3)
+    ]  # fmt: skip
+    summary = bn.summarize(records, paper004)
+    row = next(r for r in summary if (r["dataset"], r["t"]) == ("splice", 10))
+    assert row["t-BIF"]["p"] < 0.05 and row["t-BIF"]["speedup"] == pytest.approx(5.0)
+    assert row["Newton, exact Hessian"]["p"] == 1.0
+    v = bn.verdicts(summary)
+    assert v["t-BIF"]["same"][0] is False and v["t-BIF"]["same"][2][0].startswith("splice t=10")
+    assert v["t-BIF"]["faster"] == (True, ["splice"], [])
+    assert v["Newton, exact Hessian"]["same"] == (True, ["splice"], [])
+    assert v["Newton, Nyström"] == {"same": None, "faster": None}
 
 
 def test_lapsvm_scale_report(tmp_path):

@@ -6,8 +6,11 @@ study reruns the same searches -- the same standardized splits, 10 % labels, ind
 ``BIFSearchCV(step="newton")``, each fold's own Hessian, under both Hessians: the Nyström one
 (labeled points + ⌈√n⌉ columns) and the exact one.  Recorded per (dataset, repeat, t,
 variant): the chosen point, its test error and the search's seconds; the report puts
-paper004's records of exact t-CV and t-BIF (``--paper004``, default
-``benchmarks/results/paper004/records.jsonl``) beside them.
+paper004's records of exact t-CV and t-BIF (``benchmarks/results/paper004/records.jsonl``)
+beside them, with paper004's paired t-test (two-sided, 95 %) of each criterion against t-CV
+on the repeats both have, and the same PASS/FAIL reading of issue 14's "no significant
+difference" and "faster than t-CV" targets for each criterion.  Every shared paper004 dataset
+but cpusmall (whose exact t-CV paper004 runs once, and whose exact Hessian is 5,734 x 5,734).
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded searches are kept)::
 
@@ -26,10 +29,15 @@ import numpy as np
 
 from ._resumable import run_study
 
-DATASETS = ("fourclass", "housing", "german", "splice")
+DATASETS = ("a1a", "fourclass", "german", "madelon", "svmguide3", "splice")
+DATASETS += ("abalone", "housing", "space_ga")
 REPEATS = (0, 1, 2)
 FOLDS = (5, 10, 20)
 VARIANTS = {"Newton, Nyström": "nystrom", "Newton, exact Hessian": "exact"}
+#: The report's columns: paper004's two criteria, then this study's variants.
+CRITERIA = ("t-CV", "t-BIF", *VARIANTS)
+#: Significance level of the paired test (paper004's).
+ALPHA = 0.05
 PAPER004 = Path("benchmarks/results/paper004/records.jsonl")
 
 
@@ -92,38 +100,83 @@ def _paper004_records(path=PAPER004):
     return out
 
 
+def _by_repeat(records, paper004, name, t, criterion):
+    """repeat -> record of one criterion's searches on (dataset, t)."""
+    if criterion in VARIANTS:
+        return {
+            r["repeat"]: r
+            for r in records
+            if (r["dataset"], r["t"], r["variant"]) == (name, t, criterion) and "error" not in r
+        }
+    return {k[1]: v for k, v in paper004.items() if k[0] == name and k[2:] == (t, criterion)}
+
+
 def summarize(records, paper004=None):
-    """Mean test error, median seconds and chosen points per (dataset, t, criterion)."""
+    """Per (dataset, t, criterion): mean test error, median seconds, repeats, and -- for every
+    criterion but t-CV -- paper004's paired comparison with t-CV (:func:`~.paper004.report.
+    compare`: p-value, and t-CV's median seconds on the shared repeats)."""
+    from ..paper004.report import compare
+
     paper004 = _paper004_records() if paper004 is None else paper004
     rows = []
-    criteria = ("t-CV", "t-BIF", *VARIANTS)
     for name in DATASETS:
         for t in FOLDS:
             row = {"dataset": name, "t": t}
-            for criterion in criteria:
-                if criterion in VARIANTS:
-                    recs = [
-                        r
-                        for r in records
-                        if (r["dataset"], r["t"], r["variant"]) == (name, t, criterion)
-                        and "error" not in r
-                    ]
-                else:
-                    recs = [
-                        paper004[k] for k in paper004 if k[0] == name and k[2:] == (t, criterion)
-                    ]
-                if recs:
-                    row[criterion] = {
-                        "error": float(np.mean([r["test_error"] for r in recs])),
-                        "seconds": float(np.median([r["seconds"] for r in recs])),
-                        "repeats": len(recs),
-                    }
+            cv = _by_repeat(records, paper004, name, t, "t-CV")
+            for criterion in CRITERIA:
+                recs = _by_repeat(records, paper004, name, t, criterion)
+                if not recs:
+                    continue
+                row[criterion] = {
+                    "error": float(np.mean([r["test_error"] for r in recs.values()])),
+                    "seconds": float(np.median([r["seconds"] for r in recs.values()])),
+                    "repeats": len(recs),
+                }
+                if criterion != "t-CV":
+                    c = compare(cv, recs)
+                    if c:
+                        row[criterion]["p"] = c["p"]
+                        row[criterion]["speedup"] = c["cv_seconds"] / c["bif_seconds"]
             rows.append(row)
     return rows
 
 
+def verdicts(summary):
+    """criterion -> {"same": ..., "faster": ...}: issue 14's two targets against t-CV, each None
+    (nothing paired) or ``(passed, datasets judged, cells that fail it)``; a (dataset, t) cell
+    is judged on its paired repeats, "same" only where it has a p-value (two pairs or more)."""
+    out = {}
+    for criterion in CRITERIA[1:]:
+        cells = [
+            (f"{row['dataset']} t={row['t']}", row[criterion])
+            for row in summary
+            if "p" in row.get(criterion, {})
+        ]
+        judged = [(k, c) for k, c in cells if c["p"] is not None]
+        differ = [f"{k} (p={c['p']:.2g})" for k, c in judged if c["p"] < ALPHA]
+        slower = [f"{k} ({c['speedup']:.2g}x)" for k, c in cells if c["speedup"] <= 1.0]
+
+        def names(pairs):
+            return sorted({k.split(" ")[0] for k, _ in pairs})
+
+        out[criterion] = {
+            "same": (not differ, names(judged), differ) if judged else None,
+            "faster": (not slower, names(cells), slower) if cells else None,
+        }
+    return out
+
+
+def _cell(c):
+    if c is None:
+        return "/"
+    text = f"{c['error']:.4g} [{c['seconds']:.1f} s] ({c['repeats']})"
+    if c.get("p") is not None:
+        text += f" p={c['p']:.2g}"
+    return text
+
+
 def write_report(results, out):
-    criteria = ("t-CV", "t-BIF", *VARIANTS)
+    criteria = CRITERIA
     lines = [
         "# t-BIF with Newton steps on paper 004's protocol (issue 14)",
         "",
@@ -134,19 +187,25 @@ def write_report(results, out):
         "t-BIF: paper004's records (`benchmarks/results/paper004/`).",
         "",
         "Test error of the chosen point, mean over repeats (classification: %; regression: MSE "
-        "on standardized targets), [median search seconds], (repeats):",
+        "on standardized targets), [median search seconds], (repeats), and p of the paired "
+        "t-test against t-CV on the shared repeats (two-sided; p < 0.05: the criteria differ):",
         "",
         "| dataset | t | " + " | ".join(criteria) + " |",
         "|---|---|" + "---|" * len(criteria),
     ]
     for row in results["summary"]:
-        cells = []
-        for criterion in criteria:
-            c = row.get(criterion)
-            cells.append(
-                "/" if c is None else f"{c['error']:.4g} [{c['seconds']:.1f} s] ({c['repeats']})"
-            )
+        cells = [_cell(row.get(criterion)) for criterion in criteria]
         lines.append(f"| {row['dataset']} | {row['t']} | " + " | ".join(cells) + " |")
+    lines += ["", "Issue 14's targets read for each criterion against t-CV:", ""]
+    for criterion, v in verdicts(results["summary"]).items():
+        for key, text in (("same", "no significant difference in test error at any t"),
+                          ("faster", "faster than t-CV at every t")):  # fmt: skip
+            if v[key] is None:
+                lines.append(f"- {criterion}, {text}: not measured")
+                continue
+            passed, names, failing = v[key]
+            verdict = "PASS" if passed else "FAIL: " + ", ".join(failing)
+            lines.append(f"- {criterion}, {text}: **{verdict}** (judged: {', '.join(names)})")
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
