@@ -88,6 +88,12 @@ def _check_estimator(estimator):
             f"variants); got {type(estimator).__name__}"
             + (" with solver='dual': use solver='primal'" if hasattr(estimator, "solver") else "")
         )
+    if getattr(estimator, "early_stopping", False):
+        raise ValueError(
+            "approximate CV expands around the minimiser of the fit's objective, and "
+            f"early_stopping=True stops {type(estimator).__name__}'s Newton iteration before "
+            "it: use early_stopping=False (or method='exact' for exact CV)"
+        )
 
 
 @dataclass

@@ -19,16 +19,14 @@ from __future__ import annotations
 import inspect
 import time
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context, clone
 from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import accuracy_score, r2_score
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._random import RANDOM_STATE_CONSTRAINT, as_random_state
+from .._random import as_random_state
 from .._validation import (
     balanced_targets,
     check_classification_targets,
@@ -39,12 +37,24 @@ from .._validation import (
     validate_X,
     zero_mean_targets,
 )
-from ..graph import KNNGraph
-from ..kernels import RBF, Kernel
 from ..losses import SquaredLoss, get_loss
 from ..scaling import solver_lambdas
-from ..solvers.preconditioners import PRECONDITIONERS
 from ..solvers.problem import ManifoldProblem, Solution
+from ._defaults import (  # noqa: F401 - re-exported: the estimators import them from here
+    AUTO_INTRINSIC_REG_CONSTRAINT,
+    AUTO_INTRINSIC_REG_FACTOR,
+    BALANCED_TARGETS_CONSTRAINT,
+    DEFAULT_CLASSIFIER_KERNEL,
+    DEFAULT_GRAPH,
+    DEFAULT_KERNEL,
+    EARLY_STOPPING_CONSTRAINTS,
+    MANIFOLD_PARAMETER_CONSTRAINTS,
+    UNLABELED_CONSTRAINT,
+    _is_shared_default,
+    auto_intrinsic_reg,
+    default_graph,
+    default_kernel,
+)
 from ._fit_state import FitState, centring_offset, labeled_prior
 
 __all__ = [
@@ -63,77 +73,6 @@ __all__ = [
     "default_kernel",
     "labeled_prior",
 ]
-
-
-#: Defaults shared by every estimator instance (``ManifoldMixin.set_params`` copies one before a
-#: nested update): objects rather than None, so that ``kernel__gamma`` / ``graph__n_neighbors``
-#: work in every search.  The regressors' kernel is as wide as the data's median distance, the
-#: classifiers' as narrow as its local scale, each the better default in
-#: ``benchmarks/results/defaults/`` (two moons with one label per class fail with the median
-#: width; 10 %-labeled space_ga, abalone and cpusmall are predicted worse with the local one).
-DEFAULT_KERNEL = RBF(gamma="median")
-DEFAULT_CLASSIFIER_KERNEL = RBF(gamma="local")
-DEFAULT_GRAPH = KNNGraph()
-
-
-#: ``_parameter_constraints`` (scikit-learn's declarative validation, checked at the start of
-#: ``fit``) of the parameters every estimator shares; each estimator adds its own.
-MANIFOLD_PARAMETER_CONSTRAINTS = {
-    "kernel": [Kernel, None],
-    "graph": [HasMethods(["fit"]), None],
-    "ambient_reg": [Interval(Real, 0, None, closed="left")],
-    "intrinsic_reg": [Interval(Real, 0, None, closed="left")],
-    "preconditioner": [StrOptions({name for name in PRECONDITIONERS if name is not None}), None],
-    "tol": [Interval(Real, 0, None, closed="neither")],
-    "max_iter": [Interval(Integral, 0, None, closed="left"), None],
-    "memory_budget": [Interval(Real, 0, None, closed="neither"), str, None],
-    "random_state": RANDOM_STATE_CONSTRAINT,
-    "verbose": ["verbose"],
-    "fit_intercept": ["boolean"],
-}
-#: ``intrinsic_reg`` of the classifiers: a weight, or "auto" (:func:`auto_intrinsic_reg`).
-AUTO_INTRINSIC_REG_CONSTRAINT = {
-    "intrinsic_reg": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})]
-}
-#: ``intrinsic_reg="auto"`` is ``AUTO_INTRINSIC_REG_FACTOR · (n / l)²``.
-AUTO_INTRINSIC_REG_FACTOR = 0.01
-#: The classifiers' marker of unlabeled points (None: every point is labeled).
-UNLABELED_CONSTRAINT = {"unlabeled": [Real, str, None]}
-#: The least-squares classifiers' choice of class-balanced targets.
-BALANCED_TARGETS_CONSTRAINT = {"balanced_targets": ["boolean"]}
-
-
-def auto_intrinsic_reg(n_samples: int, n_labeled: int) -> float:
-    """``intrinsic_reg="auto"``: ``0.01 · (n / l)²`` for n training points, l of them labeled.
-
-    The rule of ``benchmarks/results/few_label_laprls/`` for the classifiers' class-balanced,
-    centred targets: the best ``ρ = intrinsic_reg · l / n`` grows with n at a fixed label
-    count and falls as l grows, and ``0.01 · (n/l)²`` stayed within 3 points of the best
-    fixed-ρ setting on usps and letter (1 to 10 labels per class, equal and unequal counts).
-
-    Examples
-    --------
-    >>> from semiscale.models._base import auto_intrinsic_reg
-    >>> auto_intrinsic_reg(2000, 20)
-    100.0
-    """
-    return AUTO_INTRINSIC_REG_FACTOR * (n_samples / n_labeled) ** 2
-
-
-def _is_shared_default(obj) -> bool:
-    return any(
-        obj is shared for shared in (DEFAULT_KERNEL, DEFAULT_CLASSIFIER_KERNEL, DEFAULT_GRAPH)
-    )
-
-
-def default_kernel():
-    """A fresh default kernel of the regressors: ``RBF(gamma="median")``."""
-    return clone(DEFAULT_KERNEL)
-
-
-def default_graph():
-    """A fresh default graph: ``KNNGraph()`` (used when ``graph=None``)."""
-    return clone(DEFAULT_GRAPH)
 
 
 def _check_fit_laplacian(laplacian, n_samples):
@@ -284,6 +223,8 @@ class ManifoldMixin(GraphOwnerMixin):
             memory_budget=getattr(self, "memory_budget", None),
             random_state=random_state,
             verbose=getattr(self, "verbose", 0),
+            stability_tol=self.stability_tol if getattr(self, "early_stopping", False) else None,
+            stability_weights=L.diagonal() if self._centres(lambda_intrinsic) else None,
         )
         tic = time.perf_counter()
         solution = self._solve(problem)

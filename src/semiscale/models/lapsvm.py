@@ -31,6 +31,7 @@ from ._base import (
     AUTO_INTRINSIC_REG_CONSTRAINT,
     DEFAULT_CLASSIFIER_KERNEL,
     DEFAULT_GRAPH,
+    EARLY_STOPPING_CONSTRAINTS,
     MANIFOLD_PARAMETER_CONSTRAINTS,
     UNLABELED_CONSTRAINT,
     ManifoldMixin,
@@ -121,6 +122,16 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         points, 500 labeled: ``NystromLapSVC()`` 75.2 % with the shift alone, 80.8 % without
         centring, 82.1 % with both; ``benchmarks/results/lapsvm_scale/``).  False: the
         papers' LapSVM, ``sign(f + b)``.
+    early_stopping : bool, default=False
+        Primal only.  Stop each binary problem's Newton iteration once at most
+        ``stability_tol`` of the training points change side between two consecutive steps
+        (Melacci & Belkin 2011's stability check on the unlabeled predictions, at Newton steps;
+        :mod:`semiscale.solvers.manifold`).  The fit is then approximate: not the minimiser,
+        which approximate CV (:mod:`semiscale.model_selection.bif`) needs and so refuses.
+        ``solver_info_["stopped_early"]`` says which problems stopped.
+    stability_tol : float, default=1e-3
+        Fraction of the training points, in [0, 1], allowed to change side in the step that
+        ends the iteration (``early_stopping=True``).
     unlabeled : int, float, str or None, default=-1
         The marker of unlabeled points in ``y``.
 
@@ -186,6 +197,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         "huber_width": [Interval(Real, 0, None, closed="neither")],
         "centring": ["boolean"],
         "linear_solver": [StrOptions(set(EXACT_SOLVERS))],
+        **EARLY_STOPPING_CONSTRAINTS,
     }
     _default_kernel = DEFAULT_CLASSIFIER_KERNEL
 
@@ -207,6 +219,8 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         verbose=0,
         fit_intercept=True,
         centring=True,
+        early_stopping=False,
+        stability_tol=1e-3,
         unlabeled=-1,
     ):
         self.kernel = kernel
@@ -225,6 +239,8 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         self.verbose = verbose
         self.fit_intercept = fit_intercept
         self.centring = centring
+        self.early_stopping = early_stopping
+        self.stability_tol = stability_tol
         self.unlabeled = unlabeled
 
     def _loss_name(self) -> str:
@@ -238,6 +254,11 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
             raise ValueError(
                 "solver='primal' needs a smooth loss (Newton steps): use loss='squared_hinge' "
                 "or 'huber_hinge' (the hinge as huber_width -> 0), or solver='dual' for the hinge"
+            )
+        if self.solver == "dual" and self.early_stopping:
+            raise ValueError(
+                "early_stopping=True stops the primal's Newton iteration; solver='dual' (libsvm) "
+                "has none: use solver='primal', or early_stopping=False"
             )
         if self.solver == "dual" and not self.fit_intercept:
             raise ValueError(

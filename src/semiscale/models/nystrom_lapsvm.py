@@ -20,6 +20,7 @@ from ._base import (
     AUTO_INTRINSIC_REG_CONSTRAINT,
     DEFAULT_CLASSIFIER_KERNEL,
     DEFAULT_GRAPH,
+    EARLY_STOPPING_CONSTRAINTS,
     UNLABELED_CONSTRAINT,
     SSLClassifierMixin,
 )
@@ -96,6 +97,16 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
         points, 500 labeled: ``NystromLapSVC()`` 75.2 % with the shift alone, 80.8 % without
         centring, 82.1 % with both; ``benchmarks/results/lapsvm_scale/``).  False: the
         papers' LapSVM, ``sign(f + b)``.
+    early_stopping : bool, default=False
+        Stop each binary problem's Newton iteration once at most ``stability_tol`` of the
+        training points change side between two consecutive steps (Melacci & Belkin 2011's
+        stability check on the unlabeled predictions, at Newton steps;
+        :mod:`semiscale.solvers.manifold`).  The fit is then approximate: not the minimiser,
+        which approximate CV (:mod:`semiscale.model_selection.bif`) needs and so refuses.
+        ``solver_info_["stopped_early"]`` says which problems stopped.
+    stability_tol : float, default=1e-3
+        Fraction of the training points, in [0, 1], allowed to change side in the step that
+        ends the iteration (``early_stopping=True``).
     unlabeled : int, float, str or None, default=-1
         The marker of unlabeled points in ``y``.
 
@@ -155,6 +166,7 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
         "loss": [StrOptions({"squared_hinge", "huber_hinge"})],
         "huber_width": [Interval(Real, 0, None, closed="neither")],
         "centring": ["boolean"],
+        **EARLY_STOPPING_CONSTRAINTS,
     }
     _default_kernel = DEFAULT_CLASSIFIER_KERNEL
 
@@ -181,6 +193,8 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
         verbose=0,
         fit_intercept=True,
         centring=True,
+        early_stopping=False,
+        stability_tol=1e-3,
         unlabeled=-1,
     ):
         self.kernel = kernel
@@ -204,6 +218,8 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
         self.verbose = verbose
         self.fit_intercept = fit_intercept
         self.centring = centring
+        self.early_stopping = early_stopping
+        self.stability_tol = stability_tol
         self.unlabeled = unlabeled
 
     def _problem_loss(self):

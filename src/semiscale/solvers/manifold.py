@@ -24,6 +24,13 @@ turn, each from the last one's solution (the Huber hinge: widths 1, 0.1, ..., h)
 the same minimiser in fewer steps when a narrow quadratic zone would otherwise be found a few
 points per step.
 
+**Early stopping.**  With ``problem.stability_tol`` set, a column stops before convergence
+once at most that fraction of the training points changes side (the sign of its decision,
+centred by ``problem.stability_weights`` when the estimator centres) between two consecutive
+Newton steps -- Melacci & Belkin (2011)'s stability check on the predictions of the unlabeled
+data, taken here at Newton steps instead of PCG iterations.  The result is then not the
+minimiser (approximate CV, which expands around the minimiser, refuses such fits).
+
 **The bias.**  With ``fit_intercept`` the unpenalised bias ``b`` borders the system:
 ``[H u; uᵀ σ] [α; b] = [z; ζ]`` with ``v = (J_a + λ_I L) 1``, ``u = K_{ns}ᵀ v``,
 ``σ = 1ᵀ v`` and ``ζ = 1ᵀ rhs``.  Sherman–Morrison on the Schur complement needs only the
@@ -146,6 +153,16 @@ class _NewtonState:
     X_fit: object = None
     alpha_norm2: float = 0.0  # αᵀ K_ss α
     K_alpha: np.ndarray | None = None
+    sides: np.ndarray | None = None  # early stopping: each training point's side after a step
+    side_changes: list = dataclasses.field(default_factory=list)  # fraction changed, per step
+    stopped_early: bool = False
+
+
+def _sides(f, weights):
+    """Each training point's side of the decision (centred by ``weights`` when given)."""
+    if weights is None:
+        return f > 0
+    return f > float(weights @ f) / float(weights.sum())
 
 
 def _continued_newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, column):
@@ -164,13 +181,20 @@ def _continued_newton_column(problem, loss, y, labeled, solve_quadratic, kernel_
         steps.append(solution.info["newton_iterations"])
         histories.append(solution.info["objective_history"])
         inner += solution.n_iter
+        if state.stopped_early:  # the later, narrower stages are skipped too
+            break
     if len(stages) > 1:
         solution.n_iter = inner
         solution.info["newton_iterations"] = int(sum(steps))
         solution.info["continuation"] = [
             {"loss": repr(stage_loss), "newton_iterations": int(n_steps), "objective": history}
-            for stage_loss, n_steps, history in zip(stages, steps, histories, strict=True)
+            for stage_loss, n_steps, history in zip(
+                stages[: len(steps)], steps, histories, strict=True
+            )
         ]
+    if problem.stability_tol is not None:
+        solution.info["stopped_early"] = state.stopped_early
+        solution.info["side_changes"] = list(state.side_changes)
     return solution
 
 
@@ -197,6 +221,7 @@ def _newton_column(
         state = _NewtonState(f=np.zeros(n))
     f, intercept, alpha = state.f, state.intercept, state.alpha
     X_fit, alpha_norm2, K_alpha = state.X_fit, state.alpha_norm2, state.K_alpha
+    sides, side_changes, stopped_early = state.sides, list(state.side_changes), False
     objective = objective_terms(f, alpha_norm2)
     history = [objective]
     total_inner = 0
@@ -314,7 +339,14 @@ def _newton_column(
                     f"objective {objective:.6g}, {int(active_l.sum())} active", refresh=False
                 )
                 bar.update()
-            if stationary or decrease <= NEWTON_TOL * max(abs(objective), 1e-300):
+            converged = stationary or decrease <= NEWTON_TOL * max(abs(objective), 1e-300)
+            if problem.stability_tol is not None:
+                new_sides = _sides(f, problem.stability_weights)
+                if sides is not None:
+                    side_changes.append(float(np.mean(new_sides != sides)))
+                    stopped_early = side_changes[-1] <= problem.stability_tol and not converged
+                sides = new_sides
+            if converged or stopped_early:
                 break
         else:
             if final:
@@ -334,7 +366,9 @@ def _newton_column(
         n_iter=total_inner,
         info=info,
     )
-    state = _NewtonState(f, intercept, alpha, X_fit, alpha_norm2, K_alpha)
+    state = _NewtonState(
+        f, intercept, alpha, X_fit, alpha_norm2, K_alpha, sides, side_changes, stopped_early
+    )
     return solution, state
 
 
@@ -359,7 +393,10 @@ def solve_manifold(problem: ManifoldProblem, solve_quadratic, *, kernel_matmul=N
         steps and columns, and ``info["newton_iterations"]`` lists the Newton steps per column
         (all continuation stages); ``info["objective_history"]`` the objective before each
         step of the last stage, per column; with a continuation, ``info["continuation"]`` per
-        column the stages' losses, steps and objective histories.
+        column the stages' losses, steps and objective histories.  With
+        ``problem.stability_tol``, ``info["stopped_early"]`` says per column whether the
+        stability check stopped it and ``info["side_changes"]`` lists the fraction of points
+        that changed side at each step after the first.
     """
     if kernel_matmul is None:
         from ..linalg import kernel_matmul
@@ -396,6 +433,9 @@ def solve_manifold(problem: ManifoldProblem, solve_quadratic, *, kernel_matmul=N
     )
     if "continuation" in first.info:
         info["continuation"] = [c.info["continuation"] for c in columns]
+    if problem.stability_tol is not None:
+        info["stopped_early"] = [c.info["stopped_early"] for c in columns]
+        info["side_changes"] = [c.info["side_changes"] for c in columns]
     return Solution(
         X_fit=first.X_fit,
         dual_coef=np.column_stack([c.dual_coef[:, 0] for c in columns]),

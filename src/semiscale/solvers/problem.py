@@ -42,6 +42,13 @@ class ManifoldProblem:
     memory_budget: object = None
     random_state: object = None
     verbose: int = 0
+    #: Early stopping of a non-quadratic loss's Newton iteration (Melacci & Belkin 2011's
+    #: stability check): a column stops once at most this fraction of the training points
+    #: changes side between two consecutive Newton steps; None runs Newton to convergence.
+    stability_tol: float | None = None
+    #: Weights w of the decision's centring: the side of a point is the sign of
+    #: ``f − Σ w f / Σ w`` (None: the sign of f).
+    stability_weights: np.ndarray | None = None
 
 
 @dataclass

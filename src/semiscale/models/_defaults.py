@@ -1,0 +1,108 @@
+"""Defaults and declarative parameter constraints shared by the estimators.
+
+``_parameter_constraints`` is scikit-learn's validation, checked at the start of ``fit``; each
+estimator combines the dictionaries below with its own entries.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+from sklearn.base import clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from .._random import RANDOM_STATE_CONSTRAINT
+from ..graph import KNNGraph
+from ..kernels import RBF, Kernel
+from ..solvers.preconditioners import PRECONDITIONERS
+
+__all__ = [
+    "AUTO_INTRINSIC_REG_CONSTRAINT",
+    "AUTO_INTRINSIC_REG_FACTOR",
+    "BALANCED_TARGETS_CONSTRAINT",
+    "DEFAULT_CLASSIFIER_KERNEL",
+    "DEFAULT_GRAPH",
+    "DEFAULT_KERNEL",
+    "EARLY_STOPPING_CONSTRAINTS",
+    "MANIFOLD_PARAMETER_CONSTRAINTS",
+    "UNLABELED_CONSTRAINT",
+    "auto_intrinsic_reg",
+    "default_graph",
+    "default_kernel",
+]
+
+
+#: Defaults shared by every estimator instance (``ManifoldMixin.set_params`` copies one before a
+#: nested update): objects rather than None, so that ``kernel__gamma`` / ``graph__n_neighbors``
+#: work in every search.  The regressors' kernel is as wide as the data's median distance, the
+#: classifiers' as narrow as its local scale, each the better default in
+#: ``benchmarks/results/defaults/`` (two moons with one label per class fail with the median
+#: width; 10 %-labeled space_ga, abalone and cpusmall are predicted worse with the local one).
+DEFAULT_KERNEL = RBF(gamma="median")
+DEFAULT_CLASSIFIER_KERNEL = RBF(gamma="local")
+DEFAULT_GRAPH = KNNGraph()
+
+
+#: ``_parameter_constraints`` (scikit-learn's declarative validation, checked at the start of
+#: ``fit``) of the parameters every estimator shares; each estimator adds its own.
+MANIFOLD_PARAMETER_CONSTRAINTS = {
+    "kernel": [Kernel, None],
+    "graph": [HasMethods(["fit"]), None],
+    "ambient_reg": [Interval(Real, 0, None, closed="left")],
+    "intrinsic_reg": [Interval(Real, 0, None, closed="left")],
+    "preconditioner": [StrOptions({name for name in PRECONDITIONERS if name is not None}), None],
+    "tol": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": [Interval(Integral, 0, None, closed="left"), None],
+    "memory_budget": [Interval(Real, 0, None, closed="neither"), str, None],
+    "random_state": RANDOM_STATE_CONSTRAINT,
+    "verbose": ["verbose"],
+    "fit_intercept": ["boolean"],
+}
+#: ``intrinsic_reg`` of the classifiers: a weight, or "auto" (:func:`auto_intrinsic_reg`).
+AUTO_INTRINSIC_REG_CONSTRAINT = {
+    "intrinsic_reg": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})]
+}
+#: ``intrinsic_reg="auto"`` is ``AUTO_INTRINSIC_REG_FACTOR · (n / l)²``.
+AUTO_INTRINSIC_REG_FACTOR = 0.01
+#: The classifiers' marker of unlabeled points (None: every point is labeled).
+UNLABELED_CONSTRAINT = {"unlabeled": [Real, str, None]}
+#: The least-squares classifiers' choice of class-balanced targets.
+BALANCED_TARGETS_CONSTRAINT = {"balanced_targets": ["boolean"]}
+#: The primal LapSVMs' early stopping (Melacci & Belkin's stability check).
+EARLY_STOPPING_CONSTRAINTS = {
+    "early_stopping": ["boolean"],
+    "stability_tol": [Interval(Real, 0, 1, closed="both")],
+}
+
+
+def auto_intrinsic_reg(n_samples: int, n_labeled: int) -> float:
+    """``intrinsic_reg="auto"``: ``0.01 · (n / l)²`` for n training points, l of them labeled.
+
+    The rule of ``benchmarks/results/few_label_laprls/`` for the classifiers' class-balanced,
+    centred targets: the best ``ρ = intrinsic_reg · l / n`` grows with n at a fixed label
+    count and falls as l grows, and ``0.01 · (n/l)²`` stayed within 3 points of the best
+    fixed-ρ setting on usps and letter (1 to 10 labels per class, equal and unequal counts).
+
+    Examples
+    --------
+    >>> from semiscale.models._defaults import auto_intrinsic_reg
+    >>> auto_intrinsic_reg(2000, 20)
+    100.0
+    """
+    return AUTO_INTRINSIC_REG_FACTOR * (n_samples / n_labeled) ** 2
+
+
+def _is_shared_default(obj) -> bool:
+    return any(
+        obj is shared for shared in (DEFAULT_KERNEL, DEFAULT_CLASSIFIER_KERNEL, DEFAULT_GRAPH)
+    )
+
+
+def default_kernel():
+    """A fresh default kernel of the regressors: ``RBF(gamma="median")``."""
+    return clone(DEFAULT_KERNEL)
+
+
+def default_graph():
+    """A fresh default graph: ``KNNGraph()`` (used when ``graph=None``)."""
+    return clone(DEFAULT_GRAPH)
