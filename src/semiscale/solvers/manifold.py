@@ -162,7 +162,7 @@ def _sides(f, weights):
     """Each training point's side of the decision (centred by ``weights`` when given)."""
     if weights is None:
         return f > 0
-    return f > float(weights @ f) / float(weights.sum())
+    return f > float(np.sum(weights * f)) / float(weights.sum())  # O(n): no BLAS needed
 
 
 def _continued_newton_column(problem, loss, y, labeled, solve_quadratic, kernel_matmul, column):
