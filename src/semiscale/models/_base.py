@@ -210,6 +210,9 @@ class ManifoldMixin(GraphOwnerMixin):
         lambda_ambient, lambda_intrinsic = solver_lambdas(
             self.ambient_reg, intrinsic_reg, n_labeled, trace
         )
+        # early stopping's sides are those of the centred decision (the weights only then)
+        early_stopping = bool(getattr(self, "early_stopping", False))
+        centred = self._centres(lambda_intrinsic)
         problem = ManifoldProblem(
             X=X,
             targets=Y,
@@ -223,8 +226,8 @@ class ManifoldMixin(GraphOwnerMixin):
             memory_budget=getattr(self, "memory_budget", None),
             random_state=random_state,
             verbose=getattr(self, "verbose", 0),
-            stability_tol=self.stability_tol if getattr(self, "early_stopping", False) else None,
-            stability_weights=L.diagonal() if self._centres(lambda_intrinsic) else None,
+            stability_tol=self.stability_tol if early_stopping else None,
+            stability_weights=L.diagonal() if early_stopping and centred else None,
         )
         tic = time.perf_counter()
         solution = self._solve(problem)
@@ -248,7 +251,7 @@ class ManifoldMixin(GraphOwnerMixin):
         if getattr(self, "_keep_fit_state", False):
             # References and one (n, r) copy: what approximate CV (model_selection.bif) reads.
             self._fit_state_ = FitState(problem, train_decision.copy(), solution)
-        if self._centres(lambda_intrinsic):
+        if centred:
             # the shift moves into intercept_ so that decision_function and predict give the
             # same values on the training points
             offset = centring_offset(train_decision, L)
