@@ -59,6 +59,10 @@ ALLOWED = {
     ("graph/laplacian.py", "_matrix_power", "gemm"): (
         "sparse × sparse products of Laplacian powers (O(n·k^p) non-zeros), no dense GEMM"
     ),
+    ("graph/diffusion.py", "label_diffusion_weights", "gemm"): (
+        "sparse × sparse products of the random walk with the l labeled indicator columns "
+        "(O(l·k^m) non-zeros for m steps), no dense GEMM"
+    ),
     ("models/_fit_state.py", "labeled_prior", "gemm"): (
         "two dot products over the labeled rows' decision values: O(l·r)"
     ),

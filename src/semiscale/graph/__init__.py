@@ -5,6 +5,7 @@ search runs.
 """
 
 from ._graph import DisconnectedGraphWarning, KNNGraph
+from .diffusion import label_diffusion_weights
 from .knn import LowRecallWarning, kneighbors
 from .laplacian import connected_components, laplacian
 from .precomputed import PrecomputedGraph
@@ -16,5 +17,6 @@ __all__ = [
     "PrecomputedGraph",
     "connected_components",
     "kneighbors",
+    "label_diffusion_weights",
     "laplacian",
 ]

@@ -142,6 +142,14 @@ class NystromLapRLSHessian(LinearOperator):
         (a preconditioner's ``s × s`` factors, by :func:`semiscale.solvers.nystrom.solver_memory`);
         a dict names each part for the refusal message.  ``K_ss``, the cache and the kernel
         blocks fit in what is left.
+    label_weights : sparse matrix of shape (n, m) or None, default=None
+        ``R`` of the labeled term ``‖Rᵀ K_ns α − y‖²``: column ``i`` holds the weights of the
+        training points whose predictions labeled point ``i``'s label is compared with
+        (:func:`semiscale.graph.label_diffusion_weights`, the m-step random-walk average).
+        Then ``J`` becomes ``R Rᵀ`` in ``H`` and ``z = K_nsᵀ R Y``; None is ``R = E_m`` (each
+        label compared with the prediction at its own point, paper 000).  Needs the graph term
+        (all ``n`` rows are evaluated anyway); ``R`` itself is a constant overhead outside
+        ``memory_budget``, like the Laplacian.
     n_columns : int, optional
         The number of right-hand sides the solve will use.  When given, the construction checks
         that ``K_ss``, ``reserved``, the ``n × n_columns`` work arrays and one kernel block row
@@ -185,6 +193,7 @@ class NystromLapRLSHessian(LinearOperator):
         n_jobs=1,
         reserved=0,
         n_columns=None,
+        label_weights=None,
     ):
         self.kernel = kernel
         self.n_jobs = n_jobs
@@ -210,6 +219,7 @@ class NystromLapRLSHessian(LinearOperator):
         use_graph = laplacian is not None and self.intrinsic_lambda > 0
         self.laplacian = check_laplacian(laplacian, n) if use_graph else None
         self.n_samples_, self.n_labeled_ = n, self.labeled_index_.size
+        self.label_weights = self._check_label_weights(label_weights)
         self.n_centers_ = s = self.centers_.shape[0]
         both32 = X.dtype == np.float32 and self.centers_.dtype == np.float32
         dtype = np.dtype(np.float32 if both32 else np.float64)
@@ -238,6 +248,22 @@ class NystromLapRLSHessian(LinearOperator):
         self.cache_after_passes_ = (
             0.0 if cache is True else cache_fill_passes(self._X_used(), self.n_centers_, dtype)
         )
+
+    def _check_label_weights(self, R):
+        if R is None:
+            return None
+        if self.laplacian is None:
+            raise ValueError(
+                "label_weights needs the graph term (a Laplacian and intrinsic_lambda > 0): "
+                "without it only the labeled rows are evaluated"
+            )
+        R = sp.csr_matrix(R, dtype=np.float64)
+        if R.shape != (self.n_samples_, self.n_labeled_):
+            raise ValueError(
+                f"label_weights must have shape (n_samples, n_labeled) = "
+                f"({self.n_samples_}, {self.n_labeled_}), got {R.shape}"
+            )
+        return R
 
     def _check_budget(self):
         """Refuse, before anything is allocated, a budget that cannot hold one product.
@@ -419,10 +445,32 @@ class NystromLapRLSHessian(LinearOperator):
         return self._center_lookup[index]
 
     def kernel_ms(self):
-        """``K_ms``: kernel between the labeled points (in ``labeled_index`` order) and centers."""
+        """The labeled term's rows: ``K_ms`` (labeled points in ``labeled_index`` order × centers).
+
+        With ``label_weights`` ``R``, the rows ``Rᵀ K_ns`` instead (the labeled term is their
+        Gram matrix), computed from the kernel rows of the points ``R`` reaches, in row blocks.
+        """
+        if self.label_weights is not None:
+            return self._weighted_rows(self.label_weights)
         if self._rows is not None and self._use_cache():
             return self._cache()
         return self.kernel_rows(self.labeled_index_)
+
+    def _weighted_rows(self, R):
+        """``Rᵀ K_ns`` for a sparse ``R`` (n × m), reading only the rows where ``R`` is non-zero."""
+        ops = get_ops()
+        if self._use_cache():
+            return np.asarray(ops.sparse_matmul(R.T.tocsr(), self._cache()), dtype=self.dtype)
+        rows = np.flatnonzero(np.diff(R.indptr))
+        out = np.zeros((R.shape[1], self.n_centers_), dtype=self.dtype)
+        _, per_row, _ = self.kernel._block_plan(self.X[:1], self.centers_)
+        per_row += self.n_centers_ * self.dtype.itemsize
+        for sl in ops.row_blocks(rows.size, per_row, self._work_budget(1), what="R^T K_ns"):
+            index = rows[sl]
+            out += np.asarray(
+                ops.sparse_matmul(R[index].T.tocsr(), self.kernel_rows(index)), dtype=self.dtype
+            )
+        return out
 
     def kns_matmul(self, alpha):
         """``K_ns α`` for ``α`` of shape (s,) or (s, r): the predictions on all training points."""
@@ -452,7 +500,10 @@ class NystromLapRLSHessian(LinearOperator):
         return ops.kernel_rmatmul(self.kernel, X, C, U, self._work, self.n_jobs)
 
     def _matmat(self, V):
-        r"""``H V = K_nsᵀ (J u + λ_I L u) + λ_A K_ss V`` with ``u = K_ns V`` (eq. 7)."""
+        r"""``H V = K_nsᵀ (J u + λ_I L u) + λ_A K_ss V`` with ``u = K_ns V`` (eq. 7).
+
+        ``J = R Rᵀ`` with ``label_weights``.
+        """
         V = np.asarray(V, dtype=self.dtype).reshape(self.n_centers_, -1)
         self.n_matvec_ += 1
         # both passes of one product read the cache, or neither does
@@ -463,7 +514,11 @@ class NystromLapRLSHessian(LinearOperator):
         else:
             v = np.asarray(get_ops().sparse_matmul(self.laplacian, u), dtype=self.dtype)
             v *= self.intrinsic_lambda
-            v[self.labeled_index_] += u[self.labeled_index_]
+            if self.label_weights is None:
+                v[self.labeled_index_] += u[self.labeled_index_]
+            else:  # J = R Rᵀ: m-sparse products, negligible beside the kernel passes
+                R, ops = self.label_weights, get_ops()
+                v += np.asarray(ops.sparse_matmul(R, ops.sparse_matmul(R.T, u)), dtype=self.dtype)
         del u
         out = np.asarray(self._ktmul(v), dtype=self.dtype)
         if self.ambient_lambda:
@@ -485,6 +540,8 @@ class NystromLapRLSHessian(LinearOperator):
     def rhs(self, Y):
         """``z = K_msᵀ Y`` (paper 000 eq. 4) for labels ``Y`` of shape (m,) or (m, r).
 
+        ``z = K_nsᵀ R Y`` with ``label_weights`` ``R``.
+
         ``Y``'s rows follow ``labeled_index``.  Unnormalised: the canonical objective's ``1/l``
         is already folded into ``λ_A`` and ``λ_I``.
         """
@@ -493,6 +550,19 @@ class NystromLapRLSHessian(LinearOperator):
             raise ValueError(f"Y must have shape ({self.n_labeled_},) or ({self.n_labeled_}, r)")
         Y2 = Y.reshape(self.n_labeled_, -1).astype(self.dtype, copy=False)
         ops = get_ops()
+        if self.label_weights is not None:
+            # z = K_nsᵀ (R Y): the rows R reaches, with their weighted labels
+            RY = ops.sparse_matmul(self.label_weights, Y2)
+            rows = np.flatnonzero(np.diff(self.label_weights.indptr))
+            if self._use_cache():
+                out = ops.matmul(self._cache()[rows].T, RY[rows])
+            else:
+                work = self._work_budget(Y2.shape[1])
+                self._rent(rows.size)
+                out = ops.kernel_rmatmul(
+                    self.kernel, self.X[rows], self.centers_, RY[rows], work, self.n_jobs
+                )
+            return np.asarray(out, dtype=self.dtype).reshape((self.n_centers_,) + Y.shape[1:])
         if self._use_cache():
             K_ms = self._cache()[self.labeled_index_] if self._rows is None else self._cache()
             out = ops.matmul(K_ms.T, Y2)
@@ -530,14 +600,27 @@ class NystromLapRLSHessian(LinearOperator):
 
 
 def dense_nystrom_laprls_hessian(
-    kernel, X, centers, labeled_index, laplacian, ambient_lambda, intrinsic_lambda
+    kernel,
+    X,
+    centers,
+    labeled_index,
+    laplacian,
+    ambient_lambda,
+    intrinsic_lambda,
+    label_weights=None,
 ):
-    """Dense reference ``H = K_msᵀK_ms + λ_A K_ss + λ_I K_nsᵀ L K_ns`` (tests, small n only)."""
+    """Dense reference ``H = K_msᵀK_ms + λ_A K_ss + λ_I K_nsᵀ L K_ns`` (tests, small n only).
+
+    With ``label_weights`` ``R`` (n × m), ``K_ms`` is ``Rᵀ K_ns``.
+    """
     n = X.shape[0]
     centers = np.asarray(centers)
     C = X[_index(centers, n, "centers")] if centers.ndim == 1 else centers
     K_ns = np.asarray(kernel(X, C), dtype=np.float64)
-    K_ms = K_ns[_index(labeled_index, n, "labeled_index")]
+    if label_weights is None:
+        K_ms = K_ns[_index(labeled_index, n, "labeled_index")]
+    else:
+        K_ms = np.asarray(sp.csr_matrix(label_weights).T @ K_ns)
     H = K_ms.T @ K_ms + ambient_lambda * np.asarray(kernel(C, C), dtype=np.float64)
     if laplacian is not None and intrinsic_lambda > 0:
         H += intrinsic_lambda * (K_ns.T @ np.asarray(laplacian @ K_ns))

@@ -30,7 +30,7 @@ from ._base import (
     Solution,
 )
 
-__all__ = ["AUTO_MIN_CENTERS", "SINGLE_THREAD_BLAS_MAX_CENTERS"]
+__all__ = ["AUTO_MIN_CENTERS", "LABEL_DIFFUSION_CONSTRAINT", "SINGLE_THREAD_BLAS_MAX_CENTERS"]
 
 #: Fewest centers ``n_centers="auto"`` shrinks to in a small ``memory_budget``.
 AUTO_MIN_CENTERS = 50
@@ -40,6 +40,10 @@ AUTO_MIN_CENTERS = 50
 #: (``benchmarks/results/blas_threads/``).  Kernel blocks
 #: still use ``n_jobs`` threads.
 SINGLE_THREAD_BLAS_MAX_CENTERS = 1200
+
+
+#: ``label_diffusion`` of the Nyström LapRLS estimators: random-walk steps, an integer ``>= 0``.
+LABEL_DIFFUSION_CONSTRAINT = {"label_diffusion": [Interval(Integral, 0, None, closed="left")]}
 
 
 def _kernel_dtype(kernel_dtype):
@@ -69,6 +73,13 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
         "kernel_dtype": [StrOptions({"float64", "float32"}), np.dtype, type],
         "n_jobs": [Integral, None],
     }
+
+    def _label_diffusion_steps(self, problem: ManifoldProblem) -> int:
+        """Random-walk steps of ``label_diffusion``: 0 without it or without a graph term."""
+        steps = getattr(self, "label_diffusion", 0)
+        if problem.laplacian is None or problem.lambda_intrinsic == 0:
+            return 0
+        return int(steps)
 
     def _solve(self, problem: ManifoldProblem) -> Solution:
         n_centers = resolve_n_centers(self.n_centers, problem.X.shape[0])
@@ -133,6 +144,7 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
             max_iter=self.max_iter,
             memory_budget=self.memory_budget,
             n_jobs=self.n_jobs,
+            label_diffusion=self._label_diffusion_steps(problem),
         )
         solution = solve_manifold(dataclasses.replace(problem, X=X), quadratic)
         self.center_index_ = centers

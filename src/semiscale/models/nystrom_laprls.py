@@ -29,7 +29,7 @@ from ._base import (
     SSLClassifierMixin,
     SSLRegressorMixin,
 )
-from ._nystrom_fit import _NystromLapRLSBase
+from ._nystrom_fit import LABEL_DIFFUSION_CONSTRAINT, _NystromLapRLSBase
 
 __all__ = ["NystromLapRLSClassifier", "NystromLapRLSRegressor"]
 
@@ -188,6 +188,11 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
     array([0., 1.])
     """
 
+    _parameter_constraints: dict = {
+        **_NystromLapRLSBase._parameter_constraints,
+        **LABEL_DIFFUSION_CONSTRAINT,
+    }
+
     def __init__(
         self,
         kernel=DEFAULT_KERNEL,
@@ -197,6 +202,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         n_centers="auto",
         center_selection="uniform",
         labeled_centers=True,
+        label_diffusion=0,
         solver="pcg",
         preconditioner="sampled-hessian",
         preconditioner_options=None,
@@ -216,6 +222,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         self.n_centers = n_centers
         self.center_selection = center_selection
         self.labeled_centers = labeled_centers
+        self.label_diffusion = label_diffusion
         self.solver = solver
         self.preconditioner = preconditioner
         self.preconditioner_options = preconditioner_options
@@ -436,6 +443,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
 
     _parameter_constraints: dict = {
         **_NystromLapRLSBase._parameter_constraints,
+        **LABEL_DIFFUSION_CONSTRAINT,
         **AUTO_INTRINSIC_REG_CONSTRAINT,
         **BALANCED_TARGETS_CONSTRAINT,
         **UNLABELED_CONSTRAINT,
@@ -450,6 +458,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         n_centers="auto",
         center_selection="uniform",
         labeled_centers=True,
+        label_diffusion=3,
         solver="pcg",
         preconditioner="sampled-hessian",
         preconditioner_options=None,
@@ -471,6 +480,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         self.n_centers = n_centers
         self.center_selection = center_selection
         self.labeled_centers = labeled_centers
+        self.label_diffusion = label_diffusion
         self.solver = solver
         self.preconditioner = preconditioner
         self.preconditioner_options = preconditioner_options

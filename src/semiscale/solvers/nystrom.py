@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from ..graph.diffusion import label_diffusion_weights
 from ..linalg import NystromLapRLSHessian, kernel_rmatmul
 from ..linalg.streaming import STREAM_BLOCK_BYTES
 from .hessian_system import solve_hessian_system
@@ -77,6 +78,11 @@ class NystromSolver:
         copies of it, ``O(n·r)`` label and prediction vectors.
     n_jobs : int or None
         Threads for the kernel blocks.
+    label_diffusion : int, default=0
+        Compare each label with the ``label_diffusion``-step random-walk average of the
+        predictions around its point instead of the prediction at the point
+        (:func:`semiscale.graph.label_diffusion_weights`, the operator's ``label_weights``).
+        Needs the graph term and a quadratic loss (the labeled rows are the active ones).
     cache : {"auto", True, False}, default="auto"
         The operator's ``K_ns`` cache (:class:`~semiscale.linalg.operators.NystromLapRLSHessian`):
         ``"auto"`` stores it when it fits and once the products made without it have cost as
@@ -96,8 +102,10 @@ class NystromSolver:
         memory_budget=None,
         n_jobs=None,
         cache="auto",
+        label_diffusion=0,
     ):
         self.center_index = np.asarray(center_index)
+        self.label_diffusion = label_diffusion
         self.cache = cache
         self.solver = solver
         self.preconditioner = preconditioner
@@ -121,6 +129,19 @@ class NystromSolver:
             centers.size,
             degree=degree,
         )
+        label_weights = None
+        if self.label_diffusion:
+            if L is None:
+                raise ValueError(
+                    "label_diffusion averages predictions along the graph: it needs a graph "
+                    "and intrinsic_reg > 0; use label_diffusion=0 without them"
+                )
+            if not qp.rhs_on_active_only:
+                raise ValueError(
+                    "label_diffusion applies to the squared loss only (its labeled rows are "
+                    "fixed); use label_diffusion=0 with other losses"
+                )
+            label_weights = label_diffusion_weights(L, active_index, self.label_diffusion)
         # Everything the solve holds is checked here, before K_ss or a kernel block exists.
         hessian = NystromLapRLSHessian(
             qp.kernel,
@@ -135,6 +156,7 @@ class NystromSolver:
             cache=self.cache,
             reserved=reserved,
             n_columns=qp.rhs.shape[1],
+            label_weights=label_weights,
         )
         tic = time.perf_counter()
         if active_index.size:
@@ -162,6 +184,7 @@ class NystromSolver:
         )
         info.update(
             n_centers=centers.size,
+            label_diffusion=int(self.label_diffusion),
             cached=hessian.cached_,
             cache_filled=hessian.cache_filled_,
             uncached_passes=hessian.uncached_passes_,

@@ -374,7 +374,13 @@ def sampled_hessian_preconditioner(
         raise ValueError(f"n_labeled_rows must be positive, got {n_labeled_rows!r}")
     factor = NystromFactor(system, min_pivot=t_min_pivot)
     labeled = np.asarray(system.labeled_index)
-    rows, w = (labeled, 1.0) if m <= t_J else (rng.choice(labeled, t_J, replace=False), m / t_J)
+    if getattr(system, "label_weights", None) is not None:
+        # diffused labels: the labeled term is Φᵀ Φ with Φ = Rᵀ K_ns T⁻¹, m rows, taken whole
+        rows, w = _weighted_features_t(factor), 1.0
+    elif m <= t_J:
+        rows, w = labeled, 1.0
+    else:
+        rows, w = rng.choice(labeled, t_J, replace=False), m / t_J
     G = _labeled_gram(factor, rows, w)
     labeled_trace = float(np.trace(G))  # the diagonal is in G's lower triangle
     t_used, share = 0, 0.0
@@ -409,8 +415,22 @@ def sampled_hessian_preconditioner(
     return P
 
 
+def _weighted_features_t(factor):
+    """``T⁻ᵀ (Rᵀ K_ns)ᵀ`` (s × m): the features of a system's diffused labeled rows."""
+    K_t = _float(factor.system.kernel_ms()).T
+    return get_ops().solve_triangular(factor.lower, K_t, lower=True, overwrite_b=True)
+
+
 def _labeled_gram(factor, rows, weight):
-    """A new ``G`` (lower triangle) holding the labeled term ``weight · Φ_rowsᵀ Φ_rows``."""
+    """A new ``G`` (lower triangle) holding the labeled term ``weight · Φ_rowsᵀ Φ_rows``.
+
+    ``rows`` are row indices of ``K_ns``, or (2-D) the features ``Φ_rowsᵀ`` themselves.
+    """
+    if np.ndim(rows) == 2:
+        s = rows.shape[0]
+        G = np.zeros((s, s), order="F")
+        factor.add_gram(G, rows, weight)
+        return G
     pos = factor.system.center_positions(rows)
     G = factor.center_gram(pos[pos >= 0], weight)
     other = rows[pos < 0]
