@@ -110,7 +110,7 @@ def test_multiclass_right_hand_sides_equal_separate_solves():
     X = np.array([[0, 0], [3, 0], [0, 3]])[y] + 0.6 * rng.standard_normal((150, 2))
     y_ssl = np.where(rng.random(150) < 0.15, y, -1)
     L = KNNGraph(n_neighbors=6, bandwidth=1.0).fit(X).laplacian_
-    common = dict(n_centers=40, solver="pcg", tol=1e-10, random_state=2, **KW)
+    common = dict(n_centers=40, solver="pcg", tol=1e-10, random_state=2, label_diffusion=5, **KW)
     multi = NystromLapRLSClassifier(**common).fit(X, y_ssl, laplacian=L)
     Y = zero_mean_class_targets(y_ssl)  # the classifier's targets; its columns are then centred
     columns = []

@@ -94,6 +94,13 @@ def _check_estimator(estimator):
             f"early_stopping=True stops {type(estimator).__name__}'s Newton iteration before "
             "it: use early_stopping=False (or method='exact' for exact CV)"
         )
+    if getattr(estimator, "label_diffusion", 0):
+        raise ValueError(
+            f"approximate CV's influence of a labeled point is that of its own prediction, and "
+            f"{type(estimator).__name__}(label_diffusion={estimator.label_diffusion}) compares "
+            "each label with a random-walk average around its point instead: use "
+            "label_diffusion=0 (or method='exact' for exact CV)"
+        )
 
 
 @dataclass
