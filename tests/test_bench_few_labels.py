@@ -8,6 +8,7 @@ import pytest
 
 from semiscale.bench.few_labels import BENCHMARK, PROTOCOL, draw_labels, load
 from semiscale.bench.few_labels.inductive import pool_split
+from semiscale.bench.few_labels.peers import GraphLearningClassifier, graphlearning_available
 from semiscale.bench.few_labels.protocol import TARGET_MOONS
 from semiscale.bench.few_labels.scaling import current, scaling_spec
 from semiscale.bench.few_labels.targets import target_a, target_b, target_c
@@ -23,6 +24,12 @@ def quick_run(tmp_path_factory):
     return out
 
 
+def ours(record):
+    return record["method"] != "sklearn LabelSpreading" and not record["method"].startswith(
+        "GraphLearning"
+    )
+
+
 def test_quick_run_writes_records_tables_and_every_method(quick_run):
     tmp_path = quick_run
     protocol = BENCHMARK.quick_protocol
@@ -31,9 +38,14 @@ def test_quick_run_writes_records_tables_and_every_method(quick_run):
     assert {r["method"] for r in fits} == set(protocol.methods)
     assert len(fits) == len(protocol.methods) * len(protocol.per_class) * protocol.repeats
     for r in fits:
+        if r["method"].startswith("GraphLearning") and not graphlearning_available():
+            assert "graphlearning is not installed" in r["error"], r
+            continue
         assert "error" not in r, r
         assert 0.0 <= r["accuracy"] <= 1.0 and r["fit_seconds"] >= 0
-        assert r["graph_given"] == (r["method"] != "sklearn LabelSpreading")
+        assert r["graph_given"] == ours(r)
+        if r["method"].startswith("GraphLearning"):  # the peer's own graph, timed apart
+            assert r["graph_seconds"] > 0 and r["fit_seconds_with_graph"] > r["fit_seconds"]
     table = (tmp_path / "two_moons.md").read_text()
     summary = (tmp_path / "summary.md").read_text()
     for method in protocol.methods:
@@ -117,9 +129,10 @@ def test_scaling_knobs_are_out_of_the_digest_and_in_the_records(tmp_path):
         dataclasses.replace(PROTOCOL, scaling_methods=("nope",))
 
 
-def _put(store, experiment, dataset, method, k, accuracy, trials=2):
+def _put(store, experiment, dataset, method, k, accuracy, trials=2, seconds=1.0):
     for t in range(trials):
-        store.put(experiment, dataset, method, t, f"{k}/class", accuracy=accuracy)
+        store.put(experiment, dataset, method, t, f"{k}/class", accuracy=accuracy,
+                  fit_seconds=seconds)  # fmt: skip
 
 
 def test_targets_are_computed_from_the_records(tmp_path):
@@ -132,6 +145,20 @@ def test_targets_are_computed_from_the_records(tmp_path):
         _put(store, "fits", name, "sklearn LabelSpreading", 1, 0.7)
     verdict, rows = target_a(protocol, store)
     assert verdict == "PASS" and rows[0][2] == "Poisson 90.0"
+    # GraphLearning's records, where present, are the references, and time counts
+    for name in ("usps", "mnist"):
+        for method, acc in (("GraphLearning Laplace", 0.85), ("GraphLearning Poisson", 0.88)):
+            for t in range(2):
+                store.put("fits", name, method, t, "1/class", accuracy=acc, fit_seconds=1.0)
+    verdict, rows = target_a(protocol, store)
+    assert verdict == "PASS" and rows[0][4] == "GraphLearning Poisson 88.0"
+    _put(store, "fits", "usps", "Poisson", 1, 0.87)  # now below GraphLearning's
+    assert target_a(protocol, store)[0] == "FAIL"
+    _put(store, "fits", "usps", "Poisson", 1, 0.9, seconds=2.5)  # as accurate, 2.5x as slow
+    verdict, rows = target_a(protocol, store)
+    assert verdict == "FAIL" and rows[0][-1] == "FAIL (time)"
+    _put(store, "fits", "usps", "Poisson", 1, 0.9, seconds=1.5)
+    assert target_a(protocol, store)[0] == "PASS"
     _put(store, "inductive", "usps", "Nyström LapRLS", 1, 0.6)
     _put(store, "inductive", "usps", "sklearn LabelSpreading", 1, 0.7)
     assert target_b(protocol, store)[0] == "FAIL"
@@ -153,3 +180,20 @@ def test_targets_are_computed_from_the_records(tmp_path):
     store.put("scaling", "two moons", setting, 0, f"n={t['n']}", **spec, **rec)
     verdict, facts = target_c(protocol, store)
     assert verdict == "PASS" and f"`{default}` FAIL" in facts and f"`{setting}` PASS" in facts
+
+
+def test_graphlearning_peer_says_how_to_install_it_or_runs():
+    from semiscale.datasets import make_two_moons
+
+    X, y = make_two_moons(200, noise=0.05, random_state=0)
+    y_ssl = np.full_like(y, -1)
+    y_ssl[[np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]]] = [0, 1]
+    peer = GraphLearningClassifier("poisson")
+    if not graphlearning_available():
+        with pytest.raises(ImportError, match="pip install graphlearning"):
+            peer.fit(X, y_ssl)
+        return
+    peer.fit(X, y_ssl)
+    assert peer.graph_seconds_ > 0 and (peer.transduction_ == y).mean() > 0.9
+    with pytest.raises(ValueError, match="algorithm must be one of"):
+        GraphLearningClassifier("nope")

@@ -59,6 +59,23 @@ def _label_spreading(params, sizes, *, protocol, dataset, seed):
     return LabelSpreading(kernel="knn", n_neighbors=10, alpha=0.99)
 
 
+for _algorithm, _what in {"laplace": "Laplace", "poisson": "Poisson"}.items():
+
+    def _graphlearning(params, sizes, *, protocol, dataset, seed, algorithm=_algorithm):
+        from .peers import GraphLearningClassifier
+
+        return GraphLearningClassifier(algorithm)
+
+    METHODS.register(
+        f"GraphLearning {_what}",
+        params="defaults",
+        description=f"Calder's GraphLearning `graphlearning.ssl.{_algorithm}` at its defaults "
+        "on its `weightmatrix.knn(X, 10)` graph (exact neighbours); its time excludes that "
+        "graph (`peers.py`); run only where graphlearning is installed",
+    )(_graphlearning)
+
+
 def takes_laplacian(estimator) -> bool:
     """Whether ``estimator`` is one of ours (accepts ``fit(X, y, laplacian=L)``)."""
-    return type(estimator).__module__.startswith("semiscale.")
+    module = type(estimator).__module__
+    return module.startswith("semiscale.") and not module.startswith("semiscale.bench.")

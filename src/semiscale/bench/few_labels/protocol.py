@@ -34,9 +34,10 @@ SCALING_KNOBS = ("scaling_n", "scaling_noise", "scaling_methods", "scaling_max_n
 TARGET_DATASETS = ("usps", "mnist")
 #: semiscale's estimators at their defaults (Harmonic + CMN sets a parameter: not a default).
 TARGET_DEFAULTS = ("LapRLS (exact)", "Nyström LapRLS", "Harmonic", "Poisson")
-#: The Laplace and Poisson learning references: GraphLearning's are not installable from
-#: wheels, so the ones in the run are semiscale's own.
-TARGET_REFERENCES = ("Harmonic", "Poisson")
+#: The Laplace and Poisson learning references: GraphLearning's where it ran (it is not
+#: installable from wheels: :mod:`.peers`), else semiscale's own.
+TARGET_REFERENCES = ("GraphLearning Laplace", "GraphLearning Poisson")
+TARGET_OWN_REFERENCES = ("Harmonic", "Poisson")
 #: (b) inductively, at every label count: this method at least as accurate as the peer.
 TARGET_INDUCTIVE = ("Nyström LapRLS", "sklearn LabelSpreading")
 #: (c) two moons at this size: accuracy at least, seconds and peak bytes below, by the first
@@ -153,6 +154,8 @@ PROTOCOL = FewLabelsProtocol(
         "Harmonic + CMN",
         "Poisson",
         "sklearn LabelSpreading",
+        "GraphLearning Laplace",
+        "GraphLearning Poisson",
     ),
     caps={"LapRLS (exact)": (_EXACT,)},
 )
