@@ -177,9 +177,45 @@ def self_tuning_weights(
     return np.exp(-(d * d) / (sigma[:, None] * sigma[np.asarray(indices)]))
 
 
+#: The factor of :func:`kth_gaussian_weights` (Calder et al.'s Poisson-learning graphs).
+KTH_GAUSSIAN_FACTOR = 4.0
+
+
+def kth_gaussian_weights(
+    distances: np.ndarray, local_scale: np.ndarray | None = None
+) -> np.ndarray:
+    """Directed weights ``exp(−4 d_ij² / σ_i²)`` of a kNN table, ``σ_i`` the k-th distance.
+
+    The weights of GraphLearning's ``weightmatrix.knn`` (Calder, Cook, Thorpe & Slepčev, ICML
+    2020): each point scales its own edges by its distance to its k-th neighbour, so the
+    k-th edge weighs ``e⁻⁴`` whatever the density.  Unlike :func:`self_tuning_weights` the two
+    copies of an edge differ (each uses its source's scale); GraphLearning averages them
+    (``symmetrize="average"``).
+
+    Parameters
+    ----------
+    distances : ndarray of shape (n_samples, n_neighbors)
+    local_scale : ndarray of shape (n_samples,) or None
+        ``σ``; None = :func:`resolve_local_scale` of ``distances`` (zero scales raised, with
+        a warning).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples, n_neighbors)
+    """
+    d = np.asarray(distances, dtype=np.float64)
+    sigma = resolve_local_scale(d) if local_scale is None else np.asarray(local_scale, np.float64)
+    return np.exp(-KTH_GAUSSIAN_FACTOR * (d / sigma[:, None]) ** 2)
+
+
 #: Weight functions by name: ``f(distances, bandwidth) -> weights`` for ``"heat"`` and
 #: ``"binary"``; ``"self-tuning"`` is :func:`self_tuning_weights` ``(distances, indices)``.
-WEIGHTS = {"heat": heat_weights, "binary": binary_weights, "self-tuning": self_tuning_weights}
+WEIGHTS = {
+    "heat": heat_weights,
+    "binary": binary_weights,
+    "self-tuning": self_tuning_weights,
+    "kth-gaussian": kth_gaussian_weights,
+}
 
 
 def _union(W: sp.csr_matrix) -> sp.csr_matrix:
@@ -190,8 +226,12 @@ def _mutual(W: sp.csr_matrix) -> sp.csr_matrix:
     return W.minimum(W.T)
 
 
+def _average(W: sp.csr_matrix) -> sp.csr_matrix:
+    return (W + W.T) * 0.5
+
+
 #: Symmetrization rules for the directed kNN graph.
-SYMMETRIZE = {"union": _union, "mutual": _mutual}
+SYMMETRIZE = {"union": _union, "mutual": _mutual, "average": _average}
 
 
 def knn_adjacency(indices: np.ndarray, weights: np.ndarray, *, symmetrize="union") -> sp.csr_matrix:
@@ -202,7 +242,9 @@ def knn_adjacency(indices: np.ndarray, weights: np.ndarray, *, symmetrize="union
 
     - ``"union"``: ``W = max(A, Aᵀ)``, an edge when either point is among the other's neighbours;
     - ``"mutual"``: ``W = min(A, Aᵀ)``, an edge only when each point is among the other's
-      neighbours (the graph may then have isolated vertices).
+      neighbours (the graph may then have isolated vertices);
+    - ``"average"``: ``W = (A + Aᵀ)/2``, GraphLearning's: an edge listed by one end point only
+      keeps half its weight.
 
     Parameters
     ----------
@@ -210,7 +252,7 @@ def knn_adjacency(indices: np.ndarray, weights: np.ndarray, *, symmetrize="union
         Neighbour indices, without the point itself.
     weights : ndarray of float, shape (n_samples, n_neighbors)
         Non-negative edge weights.
-    symmetrize : {"union", "mutual"}
+    symmetrize : {"union", "mutual", "average"}
 
     Returns
     -------
