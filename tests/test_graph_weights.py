@@ -128,3 +128,46 @@ def test_mean_square_bandwidth_gives_paper_001s_heat_weights():
     rows, cols = graph.adjacency_.nonzero()
     d2 = ((X[rows] - X[cols]) ** 2).sum(axis=1)
     np.testing.assert_allclose(graph.adjacency_[rows, cols].A1, np.exp(-d2 / beta_g), rtol=1e-10)
+
+
+def _dense_kth_gaussian(X, k, symmetrize):
+    """Dense reference of GraphLearning's graph: exp(−4 d_ij² / σ_i²) per directed edge."""
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(D, np.inf)
+    order = np.argsort(D, axis=1)[:, :k]
+    sigma = np.take_along_axis(D, order[:, -1:], axis=1).ravel()
+    A = np.zeros_like(D)
+    rows = np.repeat(np.arange(X.shape[0]), k)
+    cols = order.ravel()
+    A[rows, cols] = np.exp(-4 * D[rows, cols] ** 2 / sigma[rows] ** 2)
+    rule = {"average": lambda A: (A + A.T) / 2, "union": lambda A: np.maximum(A, A.T)}
+    return rule[symmetrize](A), sigma
+
+
+@pytest.mark.parametrize("symmetrize", ["average", "union"])
+def test_kth_gaussian_equals_dense_reference(symmetrize):
+    X = np.random.default_rng(3).normal(size=(160, 4)) * np.linspace(0.5, 3.0, 160)[:, None]
+    graph = KNNGraph(n_neighbors=7, weights="kth-gaussian", symmetrize=symmetrize).fit(X)
+    W, sigma = _dense_kth_gaussian(X, 7, symmetrize)
+    np.testing.assert_allclose(graph.local_scale_, sigma, rtol=1e-10)
+    np.testing.assert_allclose(graph.adjacency_.toarray(), W, rtol=1e-10, atol=1e-14)
+    L = graph.laplacian_.toarray()
+    np.testing.assert_allclose(L, np.diag(W.sum(1)) - W, atol=1e-12)
+
+
+def test_kth_gaussian_weights_formula_and_scale_invariance():
+    from semiscale.graph.weights import kth_gaussian_weights
+
+    d = np.array([[1.0, 2.0], [0.5, 0.5]])
+    w = kth_gaussian_weights(d)
+    np.testing.assert_allclose(w, [[np.exp(-1.0), np.exp(-4.0)], [np.exp(-4.0)] * 2])
+    np.testing.assert_allclose(kth_gaussian_weights(7.0 * d), w)
+    assert "kth-gaussian" in WEIGHTS
+
+
+def test_average_symmetrization_halves_one_sided_edges():
+    from semiscale.graph.weights import knn_adjacency
+
+    indices = np.array([[1], [0], [0]])  # 0 <-> 1 both ways, 2 -> 0 one way
+    W = knn_adjacency(indices, np.array([[0.8], [0.6], [1.0]]), symmetrize="average").toarray()
+    np.testing.assert_allclose(W, [[0, 0.7, 0.5], [0.7, 0, 0], [0.5, 0, 0]])
