@@ -35,7 +35,12 @@ CASES = {
     "rls_direct_reg": (lambda: LapRLSRegressor(**_COMMON, intrinsic_reg=0.0), "wave"),
     "nystrom_pcg_clf3": (
         lambda: NystromLapRLSClassifier(
-            **_COMMON, n_centers=60, ambient_reg=1e-4, intrinsic_reg=10.0, random_state=0
+            **_COMMON,
+            label_diffusion=0,
+            n_centers=60,
+            ambient_reg=1e-4,
+            intrinsic_reg=10.0,
+            random_state=0,
         ),
         "three",
     ),
@@ -59,6 +64,7 @@ CASES = {
     "nystrom_cg_clf": (
         lambda: NystromLapRLSClassifier(
             **_COMMON,
+            label_diffusion=0,
             n_centers=40,
             solver="cg",
             ambient_reg=1e-1,

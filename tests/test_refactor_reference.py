@@ -7,7 +7,9 @@ array-operations layer.
 The classifiers' model changed on purpose since (issue 12, part 3: class-balanced targets and
 centred columns, ``benchmarks/results/few_label_laprls/``); their cases are fitted with the
 previous model (``_zero_mean_targets = _centre_decision = False``: ±1 one-vs-rest targets, no
-centring), so that the references still pin the solvers' path.  The new model is checked
+centring; and ``label_diffusion=0``, paper 000's labeled term, for the Nyström classifiers,
+whose default became 5 with ``benchmarks/results/label_diffusion/``), so that the references
+still pin the solvers' path.  The new model is checked
 against dense references in ``tests/test_laprls.py`` and ``tests/test_nystrom_laprls.py``.
 
 Iterative fits are compared to ``10 · tol`` of the largest value rather than 1e-10: issue 12
