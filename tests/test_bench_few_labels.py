@@ -197,3 +197,19 @@ def test_graphlearning_peer_says_how_to_install_it_or_runs():
     assert peer.graph_seconds_ > 0 and (peer.transduction_ == y).mean() > 0.9
     with pytest.raises(ValueError, match="algorithm must be one of"):
         GraphLearningClassifier("nope")
+
+
+def test_peak_rss_is_this_programs_own():
+    """A child's peak excludes the memory of the process that started it (ru_maxrss does not)."""
+    import subprocess
+    import sys
+
+    from semiscale.bench.few_labels.scaling import peak_rss_bytes
+
+    ballast = np.ones(64 * 2**20 // 8)  # 64 MiB resident in this process  # noqa: F841
+    code = "from semiscale.bench.few_labels.scaling import peak_rss_bytes; print(peak_rss_bytes())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    child = int(out.stdout.split()[-1])
+    assert child > 0 and peak_rss_bytes() > 64 * 2**20
+    if sys.platform.startswith("linux"):
+        assert child < peak_rss_bytes()

@@ -6,9 +6,10 @@ and one label per class (the draw of trial 0), builds the method at its defaults
 :attr:`scaling_params`), fits it on the raw points, so that the estimator builds its own
 default graph and the time includes it, and reports the fit's seconds, the graph's
 (``timings_["graph"]``), the solver's iterations (``n_iter_``), the transductive accuracy on
-the unlabeled points and the process's peak resident memory (``ru_maxrss``: native
+the unlabeled points and the process's peak resident memory (:func:`peak_rss_bytes`: native
 allocations included, which tracemalloc misses).  A fresh process per fit keeps the peak its
-own: no earlier, larger fit is carried over.
+own: no earlier, larger fit is carried over (Linux's ``VmHWM``, not ``ru_maxrss``, which
+``execve`` carries over from the parent).
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ import numpy as np
 
 from ..harness.child import run_child
 
-__all__ = ["child", "fit_moons", "fit_in_subprocess", "run_scaling", "scaling_spec"]
+__all__ = [
+    "child",
+    "fit_moons",
+    "fit_in_subprocess",
+    "peak_rss_bytes",
+    "run_scaling",
+    "scaling_spec",
+]
 
 #: What the subprocess runs: it reads the spec on stdin, writes the record on its last line.
 _CHILD = "from semiscale.bench.few_labels.scaling import child; child()"
@@ -48,8 +56,6 @@ def current(store, protocol, dataset, method, n):
 
 def fit_moons(method: str, n: int, noise: float, params: dict) -> dict:
     """Fit ``method`` on two moons of ``n`` points with one label per class; its record."""
-    import resource
-
     from ...datasets import make_two_moons
     from ..harness import Sizes, measured_fit
     from ..harness.runner import estimator_facts
@@ -63,10 +69,10 @@ def fit_moons(method: str, n: int, noise: float, params: dict) -> dict:
         method, {"defaults": {}}, Sizes(n, X.shape[1], n, 2), protocol=None, dataset="", seed=0
     )
     est.set_params(**params)
-    scale = 1 if sys.platform == "darwin" else 1024
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+    before = peak_rss_bytes()
     rec = measured_fit(partial(est.fit, X, observed), trace_memory=False)
     rec["max_rss_before_fit_bytes"] = before
+    rec["max_rss_bytes"] = peak_rss_bytes()
     if "error" in rec:
         return rec
     free = observed == -1
@@ -75,6 +81,27 @@ def fit_moons(method: str, n: int, noise: float, params: dict) -> dict:
     facts = estimator_facts(est)
     facts.pop("residuals")
     return {**rec, **facts}
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident set size so far, in bytes.
+
+    Linux: ``VmHWM`` of ``/proc/self/status``, the peak of this program's own memory.  Not
+    ``ru_maxrss``: the kernel carries it over ``execve`` from the process that started this
+    one, so a child started by a benchmark that had grown to 1 GiB reported 1 GiB before
+    fitting anything.  Elsewhere ``ru_maxrss`` (an upper bound).
+    """
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import resource
+
+    scale = 1 if sys.platform == "darwin" else 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
 
 
 def child() -> None:
