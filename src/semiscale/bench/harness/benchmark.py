@@ -47,7 +47,8 @@ CATALOG = {
     ),
     "few_labels": (
         "semiscale.bench.few_labels",
-        "1-10 labels per class: semiscale's defaults vs LabelSpreading (usps, letter, moons)",
+        "1-10 labels per class: semiscale's defaults vs LabelSpreading and GraphLearning "
+        "(usps, mnist, letter, moons)",
     ),
     "paper001": (
         "semiscale.bench.paper001",
