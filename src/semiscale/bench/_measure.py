@@ -11,7 +11,7 @@ import tracemalloc
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-__all__ = ["Measurement", "machine_info", "measure"]
+__all__ = ["Measurement", "machine_info", "measure", "peak_rss_bytes", "ru_maxrss_bytes"]
 
 
 @dataclass
@@ -45,6 +45,31 @@ def measure(trace_memory: bool = True):
             tracemalloc.stop()
         scale = 1 if sys.platform == "darwin" else 1024
         result.max_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+
+
+def ru_maxrss_bytes() -> int:
+    """``ru_maxrss`` in bytes (KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)  # Linux: KiB
+
+
+def peak_rss_bytes() -> int:
+    """Peak RSS of this process: ``VmHWM`` on Linux, else ``ru_maxrss``.
+
+    On Linux ``ru_maxrss`` is the larger of the process's own high-water mark and the one
+    saved when it was exec'd, which is its *parent's* (the pre-exec memory map is the
+    parent's): a child of a 1 GB parent reports at least 1 GB, and ``clear_refs`` does not
+    reset that part, so a case's growth could hide below it (measured: 5 MiB instead of
+    33 MiB after the parent had built a graph).  ``VmHWM`` is this process's alone.
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return ru_maxrss_bytes()
 
 
 def machine_info() -> dict:

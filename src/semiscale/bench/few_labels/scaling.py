@@ -26,7 +26,6 @@ __all__ = [
     "child",
     "fit_moons",
     "fit_in_subprocess",
-    "peak_rss_bytes",
     "run_scaling",
     "scaling_spec",
 ]
@@ -69,6 +68,8 @@ def fit_moons(method: str, n: int, noise: float, params: dict) -> dict:
         method, {"defaults": {}}, Sizes(n, X.shape[1], n, 2), protocol=None, dataset="", seed=0
     )
     est.set_params(**params)
+    from .._measure import peak_rss_bytes
+
     before = peak_rss_bytes()
     rec = measured_fit(partial(est.fit, X, observed), trace_memory=False)
     rec["max_rss_before_fit_bytes"] = before
@@ -81,27 +82,6 @@ def fit_moons(method: str, n: int, noise: float, params: dict) -> dict:
     facts = estimator_facts(est)
     facts.pop("residuals")
     return {**rec, **facts}
-
-
-def peak_rss_bytes() -> int:
-    """This process's peak resident set size so far, in bytes.
-
-    Linux: ``VmHWM`` of ``/proc/self/status``, the peak of this program's own memory.  Not
-    ``ru_maxrss``: the kernel carries it over ``execve`` from the process that started this
-    one, so a child started by a benchmark that had grown to 1 GiB reported 1 GiB before
-    fitting anything.  Elsewhere ``ru_maxrss`` (an upper bound).
-    """
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    import resource
-
-    scale = 1 if sys.platform == "darwin" else 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
 
 
 def child() -> None:

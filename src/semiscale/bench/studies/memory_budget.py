@@ -6,7 +6,8 @@ of 20,000 two-moons points), resets its peak resident set size to the current on
 ``/proc/self/clear_refs``), reads the peak as the baseline, runs the case and reads the peak
 again.  The peak is ``VmHWM`` of ``/proc/self/status`` (Linux; ``ru_maxrss`` elsewhere): the
 ``ru_maxrss`` of ``resource.getrusage(RUSAGE_SELF)`` in a child includes its parent's peak (see
-:func:`_peak_rss_bytes`); its growth is recorded too (``ru_maxrss_growth``).  The growth is
+:func:`~semiscale.bench._measure.peak_rss_bytes`); its growth is recorded too
+(``ru_maxrss_growth``).  The growth is
 compared with the budget plus the documented constant overhead
 (:func:`semiscale._memory.unbudgeted_bytes`: what ``memory_budget`` does not cover): a fitted
 case passes when its growth is at most the sum, a refused one when its growth is at most the
@@ -34,7 +35,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .._measure import peak_rss_bytes, ru_maxrss_bytes
 from .memory_budget_report import NOTES, render  # noqa: F401  (NOTES: re-exported)
 
 MiB = 1024**2
@@ -96,30 +97,6 @@ def _reset_peak_rss() -> bool:
         return True
     except OSError:
         return False
-
-
-def _ru_maxrss_bytes() -> int:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(peak if sys.platform == "darwin" else peak * 1024)  # Linux: KiB
-
-
-def _peak_rss_bytes() -> int:
-    """Peak RSS of this process: ``VmHWM`` on Linux, else ``ru_maxrss``.
-
-    On Linux ``ru_maxrss`` is the larger of the process's own high-water mark and the one
-    saved when it was exec'd, which is its *parent's* (the pre-exec memory map is the
-    parent's): a child of a 1 GB parent reports at least 1 GB, and ``clear_refs`` does not
-    reset that part, so a case's growth could hide below it (measured: 5 MiB instead of
-    33 MiB after the parent had built a graph).  ``VmHWM`` is this process's alone.
-    """
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return _ru_maxrss_bytes()
 
 
 # ------------------------------------------------------------------------------ data
@@ -180,7 +157,7 @@ def run_case(folder: Path, case: dict) -> dict:
     from ...models import NystromLapRLSRegressor
 
     reset = _reset_peak_rss()
-    base, base_ru = _peak_rss_bytes(), _ru_maxrss_bytes()
+    base, base_ru = peak_rss_bytes(), ru_maxrss_bytes()
     tic = time.perf_counter()
     out = {"outcome": "fitted", "peak_reset": reset}
     try:
@@ -206,8 +183,8 @@ def run_case(folder: Path, case: dict) -> dict:
     except MemoryBudgetError as exc:
         out.update(outcome="refused", message=str(exc))
     out["seconds"] = time.perf_counter() - tic
-    out["growth"] = _peak_rss_bytes() - base
-    out["ru_maxrss_growth"] = _ru_maxrss_bytes() - base_ru
+    out["growth"] = peak_rss_bytes() - base
+    out["ru_maxrss_growth"] = ru_maxrss_bytes() - base_ru
     return out
 
 
