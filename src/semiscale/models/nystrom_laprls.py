@@ -337,8 +337,8 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         labels per class m = 2 is best (92.4 / 87.7 / 67.2 %) and m = 5 within 0.6 points of
         it (92.2 / 87.1 / 66.6 %, m = 0: 90.0 / 81.8 / 66.2 %); two moons are at 100 % for
         every m.  Needs the graph term (no effect when
-        ``intrinsic_reg == 0``); approximate CV (:func:`semiscale.model_selection.
-        bif_cross_val_score`) needs ``label_diffusion=0``.
+        ``intrinsic_reg == 0``); approximate CV
+        (:func:`~semiscale.model_selection.bif_cross_val_score`) needs ``label_diffusion=0``.
     solver : {"pcg", "cg", "direct"}, default="pcg"
         Preconditioned CG, plain CG on the blocked operator, or forming H (s×s) and factoring it.
     preconditioner : str or None, default="sampled-hessian"
