@@ -295,9 +295,10 @@ def test_sampled_hessian_sample_grows_with_the_graph_share():
     P = make_preconditioner("sampled-hessian", weak, random_state=0)
     assert P.laplacian_rows_ == t0 and 0 < P.graph_trace_share_ < pc.GRAPH_SHARE_REFERENCE
     # A dominant graph term: the sample grows by the full factor ...
-    strong, *_ = setup(lam=(1e-2, 10.0))
+    strong, *_ = setup(n=1000, lam=(1e-2, 10.0))  # n above the grown sample
     P = make_preconditioner("sampled-hessian", strong, random_state=0)
     t_grown = int(np.ceil(t0 * pc.LAPLACIAN_ROWS_MAX_GROWTH))
+    assert t_grown < 1000
     assert P.graph_trace_share_ > 0.5 and P.laplacian_rows_ == t_grown
     # ... and the grown estimate is exactly the one drawn at that size from the start (the
     # first rows are re-weighted, not biased).
