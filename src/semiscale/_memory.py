@@ -17,6 +17,7 @@ __all__ = [
     "block_rows",
     "format_bytes",
     "parse_memory_budget",
+    "proc_field_bytes",
     "row_slices",
     "unbudgeted_bytes",
 ]
@@ -31,15 +32,26 @@ class MemoryBudgetError(ValueError):
     """Raised when a computation cannot fit in the requested memory budget."""
 
 
-def available_memory() -> int:
-    """Bytes of physical memory currently available (best effort, never raises)."""
+def proc_field_bytes(path: str, field: str) -> int | None:
+    """A ``kB`` field of a Linux ``/proc`` file (``"MemAvailable"``, ``"VmHWM"``) in bytes.
+
+    None where the file or the field is missing (not Linux, restricted ``/proc``).
+    """
     try:
-        with open("/proc/meminfo") as fh:
+        with open(path) as fh:
             for line in fh:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
+    return None
+
+
+def available_memory() -> int:
+    """Bytes of physical memory currently available (best effort, never raises)."""
+    available = proc_field_bytes("/proc/meminfo", "MemAvailable")
+    if available is not None:
+        return available
     try:
         return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):

@@ -62,14 +62,10 @@ def peak_rss_bytes() -> int:
     reset that part, so a case's growth could hide below it (measured: 5 MiB instead of
     33 MiB after the parent had built a graph).  ``VmHWM`` is this process's alone.
     """
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return ru_maxrss_bytes()
+    from .._memory import proc_field_bytes
+
+    peak = proc_field_bytes("/proc/self/status", "VmHWM")
+    return ru_maxrss_bytes() if peak is None else peak
 
 
 def machine_info() -> dict:

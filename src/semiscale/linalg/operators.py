@@ -35,6 +35,7 @@ from scipy.sparse.linalg import LinearOperator
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 from .._progress import stage
 from .._validation import check_laplacian
+from ._arguments import _index, _lambda
 from .ops import get_ops
 
 __all__ = [
@@ -83,27 +84,6 @@ def cache_fill_passes(X, n_centers, dtype) -> float:
     if rho >= 1.0:
         return float("inf")
     return (1.0 + TOUCH_NS_PER_BYTE * it / per_pass) / (1.0 - rho)
-
-
-def _index(idx, n, name):
-    idx = np.asarray(idx)
-    if idx.dtype == bool:
-        if idx.shape != (n,):
-            raise ValueError(f"boolean {name} must have shape ({n},), got {idx.shape}")
-        return np.flatnonzero(idx)
-    if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
-        raise ValueError(f"{name} must be a 1-D array of integer indices or a boolean mask")
-    idx = idx.astype(np.intp)
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise ValueError(f"{name} has indices outside [0, {n})")
-    return idx % n if idx.size else idx
-
-
-def _lambda(value, name):
-    value = float(value)
-    if not value >= 0:
-        raise ValueError(f"{name} must be a non-negative number, got {value!r}")
-    return value
 
 
 class NystromLapRLSHessian(LinearOperator):
@@ -599,34 +579,7 @@ class NystromLapRLSHessian(LinearOperator):
         return d + self.ambient_lambda * np.diag(self.kernel_ss())
 
 
-def dense_nystrom_laprls_hessian(
-    kernel,
-    X,
-    centers,
-    labeled_index,
-    laplacian,
-    ambient_lambda,
-    intrinsic_lambda,
-    label_weights=None,
-):
-    """Dense reference ``H = K_msᵀK_ms + λ_A K_ss + λ_I K_nsᵀ L K_ns`` (tests, small n only).
-
-    With ``label_weights`` ``R`` (n × m), ``K_ms`` is ``Rᵀ K_ns``.
-    """
-    n = X.shape[0]
-    centers = np.asarray(centers)
-    C = X[_index(centers, n, "centers")] if centers.ndim == 1 else centers
-    K_ns = np.asarray(kernel(X, C), dtype=np.float64)
-    if label_weights is None:
-        K_ms = K_ns[_index(labeled_index, n, "labeled_index")]
-    else:
-        K_ms = np.asarray(sp.csr_matrix(label_weights).T @ K_ns)
-    H = K_ms.T @ K_ms + ambient_lambda * np.asarray(kernel(C, C), dtype=np.float64)
-    if laplacian is not None and intrinsic_lambda > 0:
-        H += intrinsic_lambda * (K_ns.T @ np.asarray(laplacian @ K_ns))
-    return (H + H.T) / 2
-
-
-# Imported last: the exact operator subclasses NystromLapRLSHessian above, and is re-exported
-# here beside the operator it specializes.
+# Imported last: the exact operator subclasses NystromLapRLSHessian above; it and the dense
+# reference are re-exported here beside the operator they specialize.
+from .dense_reference import dense_nystrom_laprls_hessian  # noqa: E402
 from .full_hessian import FullLapRLSHessian  # noqa: E402
