@@ -102,6 +102,31 @@ def test_kernel_methods_equal_the_dense_kernel():
         ops.kernel_block_rows(Linear(), A, B, memory_budget=100)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_skinny_products_are_fortran_ordered_and_equal_the_c_ordered_ones(n_jobs, dtype):
+    # the layout is the speed-up (streaming.product_order); the values must not change
+    ops, rng = ArrayOps(), np.random.default_rng(4)
+    A, B = rng.normal(size=(500, 6)).astype(dtype), rng.normal(size=(40, 6)).astype(dtype)
+    V, U = rng.normal(size=(40, 3)).astype(dtype), rng.normal(size=(500, 3)).astype(dtype)
+    K = RBF(0.3)(A.astype(np.float64), B.astype(np.float64))
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    budget = 80_000  # B-side operands and about 20 rows: the result is written by slices
+    KV = ops.kernel_matmul(RBF(0.3), A, B, V, memory_budget=budget, n_jobs=n_jobs)
+    KtU = ops.kernel_rmatmul(RBF(0.3), A, B, U, memory_budget=budget + 2 * 40 * 3 * 8)
+    for got, expected in ((KV, K @ V), (KtU, K.T @ U)):
+        assert got.dtype == dtype and got.flags.f_contiguous and not got.flags.c_contiguous
+        np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)
+    Kd = K.astype(dtype)
+    for left, right in ((Kd, V), (Kd.T, U)):
+        product = ops.matmul(left, right)
+        assert product.dtype == dtype and product.flags.f_contiguous
+        np.testing.assert_allclose(product, left @ right, rtol=tol, atol=tol)
+    assert ops.matmul(Kd, V[:, :1]).flags.c_contiguous  # one column: C order
+    assert ops.kernel_matmul(RBF(0.3), A, B, V[:, 0]).shape == (500,)
+    assert ops.matmul(V.T, Kd.T).flags.c_contiguous  # wider than tall: C order
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_sq_distance_scan_gives_every_block_its_rows(sparse, n_jobs):

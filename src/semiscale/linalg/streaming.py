@@ -225,6 +225,17 @@ def _remaining_budget(memory_budget, reserved: int) -> int:
     return budget - reserved
 
 
+def product_order(n_rows: int, n_columns: int) -> str:
+    """Memory order of a product's ``n_rows × n_columns`` result: "F" when it is skinny.
+
+    OpenBLAS's GEMM writes a result of a few columns 1.2–2× faster in Fortran order than in C
+    order (measured with 200,000 × 2,000 by 2,000 × r float64 operands, r = 2 … 200: 0.40–1.69 s
+    in C order, 0.19–1.07 s in Fortran order; ``Kᵀ U`` likewise; the ``kernel_floor`` study), the
+    operands' own order mattering little.  One column or a wide result keeps C order.
+    """
+    return "F" if 1 < n_columns <= n_rows else "C"
+
+
 def kernel_matmul(kernel, A, B, V, memory_budget=None, n_jobs=1) -> np.ndarray:
     """``K(A, B) V`` by row blocks, each written straight into the result by BLAS."""
     dtype = result_dtype(A, B)
@@ -232,7 +243,8 @@ def kernel_matmul(kernel, A, B, V, memory_budget=None, n_jobs=1) -> np.ndarray:
     budget = _remaining_budget(memory_budget, reserved)
     chunks = _chunks(A, B, n_jobs, budget)
     budget //= len(chunks)
-    out = np.empty((_n_rows(A), V2.shape[1]), dtype=dtype)
+    shape = (_n_rows(A), V2.shape[1])
+    out = np.empty(shape, dtype=dtype, order=product_order(*shape))
 
     def work(chunk, stop):
         A_c = A if len(chunks) == 1 else A[chunk]
@@ -260,7 +272,7 @@ def kernel_rmatmul(kernel, A, B, U, memory_budget=None, n_jobs=1) -> np.ndarray:
 
     def work(chunk, stop):
         A_c, U_c = (A, U2) if len(chunks) == 1 else (A[chunk], U2[chunk])
-        acc = np.zeros((n_b, r), dtype=dtype)
+        acc = np.zeros((n_b, r), dtype=dtype, order=product_order(n_b, r))
         buf = np.empty_like(acc)
         blocks = kernel_blocks(kernel, A_c, B, budget, max_rows=_stream_rows(B, A, dtype))
         for rows, K in blocks:
