@@ -71,10 +71,12 @@ class KNNGraph(BaseEstimator):
         but on two moons of 10,000 and 100,000 points with one label per class it links the
         moons and falls to 81 % where the heat weights of one global width keep 99.9 % (so
         does ``"self-tuning"``, 79–82 % in an ad hoc run): ``"heat"`` stays the default.
-    bandwidth : {"mean", "median", "mean-square"} or float, default="mean"
+    bandwidth : {"mean", "median", "mean-square", "kth"} or float, default="mean"
         Heat-kernel ``σ``; ``"mean"`` is the mean length of all directed kNN edges,
         ``"mean-square"`` sets ``2σ²`` to their mean squared length (paper 001's
-        ``exp(−d²/β_g)``).  Only used by ``weights="heat"``.
+        ``exp(−d²/β_g)``), ``"kth"`` gives ``exp(−4 d² / d̄_k²)`` with ``d̄_k`` the mean
+        distance to the k-th neighbour (GraphLearning's width, one for all points).  Only used
+        by ``weights="heat"``.
     symmetrize : {"union", "mutual", "average"}, default="union"
         ``"average"``: ``W = (A + Aᵀ)/2``, an edge listed by one end point keeps half its
         weight (GraphLearning's; only differs from ``"union"`` for directed weights such as

@@ -40,8 +40,15 @@ def _mean_square(distances: np.ndarray) -> float:
     return float(np.sqrt(np.mean(np.square(distances)) / 2.0)) if distances.size else 0.0
 
 
+def _kth_mean(distances: np.ndarray) -> float:
+    # exp(−d²/(2σ²)) = exp(−4 d² / d̄_k²): GraphLearning's kth-gaussian width, one for all points
+    if not distances.size:
+        return 0.0
+    return float(np.mean(distances.max(axis=1)) / np.sqrt(8.0))
+
+
 #: Data-dependent bandwidth rules: statistic of all kNN edge lengths.
-BANDWIDTHS = {"mean": _mean, "median": _median, "mean-square": _mean_square}
+BANDWIDTHS = {"mean": _mean, "median": _median, "mean-square": _mean_square, "kth": _kth_mean}
 
 
 def resolve_bandwidth(distances: np.ndarray, bandwidth="mean") -> float:
@@ -51,11 +58,14 @@ def resolve_bandwidth(distances: np.ndarray, bandwidth="mean") -> float:
     ----------
     distances : ndarray of shape (n_samples, n_neighbors)
         kNN distances (every directed edge once).
-    bandwidth : {"mean", "median"} or float
+    bandwidth : {"mean", "median", "mean-square", "kth"} or float
         ``"mean"``: ``σ = (1 / nk) Σ_i Σ_{j ∈ N_k(i)} d_ij``, the mean length of all directed kNN
         edges; ``"median"``: their median; ``"mean-square"``: ``2σ² = β_g``, the mean squared
         length of the directed kNN edges, so that the weights are paper 001's
-        ``exp(−d²/β_g)``; a positive float is returned as is.
+        ``exp(−d²/β_g)``; ``"kth"``: ``σ = d̄_k / √8`` with ``d̄_k = (1/n) Σ_i d_i,(k)`` the
+        mean distance to the k-th neighbour, so that the weights are ``exp(−4 d² / d̄_k²)`` —
+        the width of GraphLearning's ``kth-gaussian`` weights (Calder), one for all points
+        instead of one per point; a positive float is returned as is.
 
     Returns
     -------

@@ -250,7 +250,7 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
     def _cg(self, A, B):
         """Preconditioned CG on ``A X = B`` (one recurrence per class column).
 
-        The preconditioner is one classical-AMG V-cycle (:class:`~semiscale.solvers.amg.
+        The preconditioner is one smoothed-aggregation AMG V-cycle (:class:`~semiscale.solvers.amg.
         AMGPreconditioner`) or ``diag(A)⁻¹`` (Jacobi), by ``solver``; ``solver_`` records it.
         """
         self.solver_ = self._resolve_solver(A.shape[0])

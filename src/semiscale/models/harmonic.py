@@ -64,8 +64,8 @@ class HarmonicClassifier(_GraphLearningClassifier):
         1); None estimates them from the labeled points.  Also the scores of points that no
         label reaches.
     solver : {"auto", "cg", "amg"}, default="auto"
-        Preconditioner of the conjugate-gradient solve: ``"amg"`` one classical
-        (Ruge–Stüben) algebraic-multigrid V-cycle (:class:`~semiscale.solvers.amg.
+        Preconditioner of the conjugate-gradient solve: ``"amg"`` one smoothed-aggregation
+        algebraic-multigrid V-cycle (:class:`~semiscale.solvers.amg.
         AMGPreconditioner`; 42 iterations, 6.2 s, for Poisson learning on 100,000 two-moons
         points), ``"cg"`` the diagonal (Jacobi; 15,836 iterations, 42.7 s there: they grow
         with the graph's diameter), ``"auto"`` AMG from ``AMG_MIN_SIZE = 50_000`` unknowns on
