@@ -110,8 +110,8 @@ def _component_labels(L, graph):
 
 #: ``solver="auto"`` uses AMG-preconditioned CG from this many unknowns on.  Up to 15,000 points
 #: (usps, mnist test, letter, 10,000 two-moons points) Jacobi CG took 70–1,100 iterations and at
-#: most the AMG setup's time; on 100,000 two-moons points it took 15,836 iterations and 42.7 s
-#: against AMG's 42 and 6.2 s (``benchmarks/results/graph_solvers/``).
+#: most the AMG setup's time; on 100,000 two-moons points it took 15,836 iterations and 25.9 s
+#: against AMG's 101 and 2.8 s at tol=1e-6 (``benchmarks/results/graph_solvers/``).
 AMG_MIN_SIZE = 50_000
 
 

@@ -65,10 +65,10 @@ class HarmonicClassifier(_GraphLearningClassifier):
         label reaches.
     solver : {"auto", "cg", "amg"}, default="auto"
         Preconditioner of the conjugate-gradient solve: ``"amg"`` one smoothed-aggregation
-        algebraic-multigrid V-cycle (:class:`~semiscale.solvers.amg.
-        AMGPreconditioner`; 42 iterations, 6.2 s, for Poisson learning on 100,000 two-moons
-        points), ``"cg"`` the diagonal (Jacobi; 15,836 iterations, 42.7 s there: they grow
-        with the graph's diameter), ``"auto"`` AMG from ``AMG_MIN_SIZE = 50_000`` unknowns on
+        algebraic-multigrid V-cycle (:class:`~semiscale.solvers.amg.AMGPreconditioner`; 101
+        iterations, 2.8 s, for Poisson learning on 100,000 two-moons points at tol=1e-6),
+        ``"cg"`` the diagonal (Jacobi; 15,836 iterations, 25.9 s there: they grow with the
+        graph's diameter), ``"auto"`` AMG from ``AMG_MIN_SIZE = 50_000`` unknowns on
         (below, Jacobi was as fast; ``benchmarks/results/graph_solvers/``).
     tol : float, default=1e-3
         Relative residual ``‖b − A x‖ / ‖b‖`` at which CG stops, per class; ``> 0``.  1e-3 is
