@@ -121,7 +121,9 @@ def test_mean_square_bandwidth_gives_paper_001s_heat_weights():
     from sklearn.neighbors import NearestNeighbors
 
     X = np.random.default_rng(0).standard_normal((80, 3))
-    graph = KNNGraph(n_neighbors=6, bandwidth="mean-square", method="exact").fit(X)
+    graph = KNNGraph(
+        n_neighbors=6, bandwidth="mean-square", symmetrize="union", method="exact"
+    ).fit(X)
     dist, _ = NearestNeighbors(n_neighbors=7).fit(X).kneighbors(X)
     beta_g = np.mean(dist[:, 1:] ** 2)
     assert 2 * graph.bandwidth_**2 == pytest.approx(beta_g, rel=1e-12)

@@ -33,7 +33,7 @@ def assert_valid_graph(g, n):
 
 def test_fit_matches_sklearn_heat_union():
     X = points()
-    g = KNNGraph(n_neighbors=7).fit(X)
+    g = KNNGraph(n_neighbors=7, bandwidth="mean", symmetrize="union").fit(X)
     assert_valid_graph(g, len(X))
     assert g.search_method_ == "kdtree" and g.search_recall_ is None
     D = kneighbors_graph(X, 7, mode="distance")
@@ -44,13 +44,39 @@ def test_fit_matches_sklearn_heat_union():
     assert g.trace_ == pytest.approx(g.adjacency_.sum())  # tr(D - W) = total weight
 
 
+def test_default_graph_is_contrast_heat_averaged():
+    # the default: 2σ² = d̄_k² − d̄_1², and W = (A + Aᵀ)/2 of the directed heat weights
+    X = points()
+    g = KNNGraph(n_neighbors=7).fit(X)
+    assert_valid_graph(g, len(X))
+    D = kneighbors_graph(X, 7, mode="distance")
+    dist = D.data.reshape(len(X), 7)
+    near, far = dist.min(axis=1).mean(), dist.max(axis=1).mean()
+    assert g.bandwidth_ == pytest.approx(np.sqrt((far**2 - near**2) / 2))
+    # the contrast it sets: an edge of length d̄_1 weighs e times one of length d̄_k
+    w = lambda d: np.exp(-(d**2) / (2 * g.bandwidth_**2))  # noqa: E731
+    assert w(near) / w(far) == pytest.approx(np.e)
+    D.data = w(D.data)
+    np.testing.assert_allclose(g.adjacency_.toarray(), ((D + D.T) / 2).toarray(), atol=1e-12)
+
+
+def test_contrast_bandwidth_falls_back_to_the_mean_without_contrast():
+    # every point's neighbours at one distance (a ring of equally spaced points, k = 2)
+    angles = np.linspace(0, 2 * np.pi, 40, endpoint=False)
+    X = np.c_[np.cos(angles), np.sin(angles)]
+    g = KNNGraph(n_neighbors=2, method="exact").fit(X)
+    step = np.linalg.norm(X[1] - X[0])
+    assert g.bandwidth_ == pytest.approx(step)  # "mean": the one edge length
+    assert np.isfinite(g.adjacency_.data).all() and (g.adjacency_.data > 0).all()
+
+
 def test_paper000_bandwidth_and_binary_weights():
     X = points(200)
-    g = KNNGraph(n_neighbors=5, bandwidth=np.sqrt(2)).fit(X)
+    g = KNNGraph(n_neighbors=5, bandwidth=np.sqrt(2), symmetrize="union").fit(X)
     D = kneighbors_graph(X, 5, mode="distance")
     D.data = np.exp(-(D.data**2) / 4)
     np.testing.assert_allclose(g.adjacency_.toarray(), D.maximum(D.T).toarray(), atol=1e-12)
-    b = KNNGraph(n_neighbors=5, weights="binary").fit(X)
+    b = KNNGraph(n_neighbors=5, weights="binary", symmetrize="union").fit(X)
     assert b.bandwidth_ is None
     assert (b.adjacency_.data == 1).all()
     assert b.adjacency_.nnz == g.adjacency_.nnz
@@ -93,7 +119,7 @@ def test_duplicate_points():
     assert_valid_graph(g, 110)
     assert all(g.adjacency_[i, 100 + i] == 1.0 for i in range(10))  # exp(0) = 1
     with pytest.warns(UserWarning, match="every kNN distance is 0"):
-        same = KNNGraph(n_neighbors=3).fit(np.ones((10, 4)))
+        same = KNNGraph(n_neighbors=3, symmetrize="union").fit(np.ones((10, 4)))
     assert same.bandwidth_ == 1.0 and (same.adjacency_.data == 1.0).all()
 
 

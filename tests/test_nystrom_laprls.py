@@ -27,7 +27,7 @@ def problem():
     y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.standard_normal(240)
     y_ssl = y.copy()
     y_ssl[rng.random(240) > 0.2] = np.nan
-    L = KNNGraph(n_neighbors=7, bandwidth=1.0).fit(X).laplacian_
+    L = KNNGraph(n_neighbors=7, bandwidth=1.0, symmetrize="union").fit(X).laplacian_
     return X, y_ssl, L
 
 

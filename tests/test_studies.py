@@ -59,7 +59,7 @@ def test_kernel_floor_model_and_report(tmp_path):
     kf.write_report(results, tmp_path)
     text = (tmp_path / "README.md").read_text()
     assert text.count("| PASS |") == 2 and text.count("| FAIL |") == 1
-    assert "**FAIL** over every row; H·α (r = 1): **PASS**" in text
+    assert "all rows together: **FAIL**; H·α (r = 1): **PASS**" in text
 
 
 def test_nystrom_span_summary_and_report(tmp_path):

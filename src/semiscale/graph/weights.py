@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 __all__ = [
     "BANDWIDTHS",
+    "CONTRAST_MIN_SPREAD",
     "SYMMETRIZE",
     "WEIGHTS",
     "binary_weights",
@@ -47,8 +48,30 @@ def _kth_mean(distances: np.ndarray) -> float:
     return float(np.mean(distances.max(axis=1)) / np.sqrt(8.0))
 
 
+def _contrast(distances: np.ndarray) -> float:
+    # exp(−d̄_1²/2σ²) = e · exp(−d̄_k²/2σ²): a fixed contrast between near and far neighbours
+    if not distances.size:
+        return 0.0
+    near = float(np.mean(distances.min(axis=1)))
+    far = float(np.mean(distances.max(axis=1)))
+    spread = far * far - near * near
+    if not spread > CONTRAST_MIN_SPREAD * far * far:
+        return _mean(distances)  # every neighbour equally far: no contrast to set
+    return float(np.sqrt(spread / 2.0))
+
+
+#: ``bandwidth="contrast"`` falls back to ``"mean"`` when ``d̄_k² − d̄_1²`` is below this share
+#: of ``d̄_k²`` (all neighbours at one distance, as on a lattice).
+CONTRAST_MIN_SPREAD = 1e-6
+
 #: Data-dependent bandwidth rules: statistic of all kNN edge lengths.
-BANDWIDTHS = {"mean": _mean, "median": _median, "mean-square": _mean_square, "kth": _kth_mean}
+BANDWIDTHS = {
+    "mean": _mean,
+    "median": _median,
+    "mean-square": _mean_square,
+    "kth": _kth_mean,
+    "contrast": _contrast,
+}
 
 
 def resolve_bandwidth(distances: np.ndarray, bandwidth="mean") -> float:
@@ -58,14 +81,17 @@ def resolve_bandwidth(distances: np.ndarray, bandwidth="mean") -> float:
     ----------
     distances : ndarray of shape (n_samples, n_neighbors)
         kNN distances (every directed edge once).
-    bandwidth : {"mean", "median", "mean-square", "kth"} or float
-        ``"mean"``: ``σ = (1 / nk) Σ_i Σ_{j ∈ N_k(i)} d_ij``, the mean length of all directed kNN
-        edges; ``"median"``: their median; ``"mean-square"``: ``2σ² = β_g``, the mean squared
-        length of the directed kNN edges, so that the weights are paper 001's
-        ``exp(−d²/β_g)``; ``"kth"``: ``σ = d̄_k / √8`` with ``d̄_k = (1/n) Σ_i d_i,(k)`` the
-        mean distance to the k-th neighbour, so that the weights are ``exp(−4 d² / d̄_k²)`` —
-        the width of GraphLearning's ``kth-gaussian`` weights (Calder), one for all points
-        instead of one per point; a positive float is returned as is.
+    bandwidth : {"contrast", "mean", "median", "mean-square", "kth"} or float
+        ``"contrast"``: ``2σ² = d̄_k² − d̄_1²``, with ``d̄_1`` and ``d̄_k`` the mean distances to
+        the nearest and to the k-th neighbour, the width at which an edge of length ``d̄_1``
+        weighs ``e`` times one of length ``d̄_k``; ``"mean"`` where ``d̄_k = d̄_1`` (no
+        contrast to set).  ``"mean"``: ``σ = (1 / nk) Σ_i Σ_{j ∈ N_k(i)} d_ij``, the mean
+        length of all directed kNN edges; ``"median"``: their median; ``"mean-square"``:
+        ``2σ² = β_g``, the mean squared length of the directed kNN edges, so that the weights
+        are paper 001's ``exp(−d²/β_g)``; ``"kth"``: ``σ = d̄_k / √8``, so that the weights are
+        ``exp(−4 d² / d̄_k²)`` — the width of GraphLearning's ``kth-gaussian`` weights
+        (Calder), one for all points instead of one per point; a positive float is returned
+        as is.
 
     Returns
     -------

@@ -48,7 +48,7 @@ __all__ = ["SLAPCVM_GRAPH", "SLAPCVM_KERNEL", "SparseLapCVMClassifier", "SparseL
 SLAPCVM_KERNEL = RBF(gamma="mean")
 #: Paper 001 §4's graph preset: the 6-NN graph with weights exp(−d²/β_g), β_g the mean squared
 #: edge length, unnormalized Laplacian.
-SLAPCVM_GRAPH = KNNGraph(n_neighbors=6, bandwidth="mean-square")
+SLAPCVM_GRAPH = KNNGraph(n_neighbors=6, bandwidth="mean-square", symmetrize="union")
 
 
 class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
@@ -183,7 +183,8 @@ class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
         The base kernel; the default is paper 001's exp(−‖x − z‖²/β), β the mean squared
         distance of the points to their mean (None also means it).  The paper's two-moons
         experiment uses ``RBF(gamma=4.0)`` (β = 0.25).
-    graph : KNNGraph or None, default=KNNGraph(n_neighbors=6, bandwidth="mean-square")
+    graph : KNNGraph or None, default=KNNGraph(n_neighbors=6, bandwidth="mean-square", \
+symmetrize="union")
         The graph whose edges become constraints (paper 001's 6-NN graph with weights
         exp(−d²/β_g), β_g the mean squared edge length); ``graph.normalized`` selects the
         normalized form of eq. (3) (s(u) = √degree).  Ignored when ``fit`` gets ``laplacian=``.
@@ -322,7 +323,8 @@ class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
         The base kernel; the default is paper 001's exp(−‖x − z‖²/β), β the mean squared
         distance of the points to their mean (None also means it).  The paper's two-moons
         experiment uses ``RBF(gamma=4.0)`` (β = 0.25).
-    graph : KNNGraph or None, default=KNNGraph(n_neighbors=6, bandwidth="mean-square")
+    graph : KNNGraph or None, default=KNNGraph(n_neighbors=6, bandwidth="mean-square", \
+symmetrize="union")
         The graph whose edges become constraints (paper 001's 6-NN graph with weights
         exp(−d²/β_g), β_g the mean squared edge length); ``graph.normalized`` selects the
         normalized form of eq. (3) (s(u) = √degree).  Ignored when ``fit`` gets ``laplacian=``.

@@ -24,6 +24,7 @@ def make_graph(protocol, seed: int = 0) -> KNNGraph:
         n_neighbors=protocol.n_neighbors,
         weights="heat",
         bandwidth=protocol.graph_bandwidth,
+        symmetrize="union",  # the paper's symmetric kNN graph (and KNNGraph's default before)
         random_state=seed,
     )
 

@@ -34,7 +34,13 @@ def _estimator(protocol, kind: str, seed: int):
 
     common = {
         "kernel": RBF(gamma=1.0),
-        "graph": KNNGraph(n_neighbors=protocol.n_neighbors, weights="heat", random_state=seed),
+        "graph": KNNGraph(
+            n_neighbors=protocol.n_neighbors,
+            weights="heat",
+            bandwidth="mean",  # the graph of the recorded runs (KNNGraph's default before)
+            symmetrize="union",
+            random_state=seed,
+        ),
         "ambient_reg": protocol.ambient_reg,
     }
     if kind == "classification":
