@@ -2,8 +2,8 @@
 
 Issue 12, part 2 (transductive graph estimators solved by CG or algebraic multigrid).
 ``PoissonClassifier`` and ``HarmonicClassifier(class_mass_normalization=True)`` with
-``solver="cg"`` (Jacobi-preconditioned CG) and ``solver="amg"`` (one classical-AMG V-cycle,
-:mod:`semiscale.solvers.amg`), at the relative residuals ``tol=1e-6`` and (AMG only)
+``solver="cg"`` (Jacobi-preconditioned CG) and ``solver="amg"`` (one smoothed-aggregation AMG
+V-cycle, :mod:`semiscale.solvers.amg`), at the relative residuals ``tol=1e-6`` and (AMG only)
 ``tol=1e-3``, GraphLearning's default for Poisson learning (its ``min_iter=50`` is not imposed
 here), on the default ``KNNGraph()`` built
 once per dataset and passed as ``fit(X, y, laplacian=L)``.
