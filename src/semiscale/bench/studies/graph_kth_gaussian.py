@@ -27,6 +27,7 @@ import warnings
 
 import numpy as np
 
+from ._graph_study import accuracy_tables, fit_digit_graphs, summarize_accuracy
 from ._resumable import run_study
 
 DATASETS = ("usps", "mnist")
@@ -55,32 +56,10 @@ def _estimator(name, trial, graph=None):
 
 
 def run_digits(records, save):
-    from ...graph import KNNGraph
-    from ..few_labels import draw_labels, load
-    from ..few_labels.protocol import PROTOCOL
-
-    done = {(r["dataset"], r["per_class"], r["trial"], r["graph"], r["estimator"]) for r in records}
-    for name in DATASETS:
-        keys = list(itertools.product(PER_CLASS, range(TRIALS), GRAPHS, ESTIMATORS))
-        if all((name, *key) in done for key in keys):
-            continue
-        X, y = load(PROTOCOL, name)
-        laplacians = {g: KNNGraph(**kw).fit(X).laplacian_ for g, kw in GRAPHS.items()}
-        for per_class, trial, graph, estimator in keys:
-            if (name, per_class, trial, graph, estimator) in done:
-                continue
-            observed = draw_labels(y, per_class, trial)
-            model = _estimator(estimator, trial)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                model.fit(X, observed, laplacian=laplacians[graph])
-            free = observed == -1
-            records.append({
-                "dataset": name, "per_class": per_class, "trial": trial, "graph": graph,
-                "estimator": estimator,
-                "accuracy": float(np.mean(model.transduction_[free] == y[free])),
-            })  # fmt: skip
-            save()
+    fit_digit_graphs(
+        records, save, datasets=DATASETS, per_class=PER_CLASS, trials=TRIALS, graphs=GRAPHS,
+        estimators=ESTIMATORS, make_estimator=_estimator,
+    )  # fmt: skip
 
 
 def run_moons(records, save):
@@ -110,16 +89,7 @@ def run_moons(records, save):
         save()
 
 
-def summarize(records):
-    groups = {}
-    for r in records:
-        key = (r["dataset"], r["per_class"], r["graph"], r["estimator"])
-        groups.setdefault(key, []).append(r["accuracy"])
-    return [
-        {"dataset": d, "per_class": k, "graph": g, "estimator": e, "trials": len(v),
-         "mean": float(np.mean(v)), "std": float(np.std(v))}
-        for (d, k, g, e), v in groups.items()
-    ]  # fmt: skip
+summarize = summarize_accuracy
 
 
 def write_report(results, out):
@@ -136,18 +106,10 @@ def write_report(results, out):
         f"Transductive accuracy (%) on the unlabeled points, mean ± std over {TRIALS} trials "
         f"(two moons: {MOONS_TRIALS} draws of one label per class).",
     ]
-    for name in DATASETS:
-        lines += ["", f"{name}:", ""]
-        lines += ["| estimator | graph | " + " | ".join(f"{k}/class" for k in PER_CLASS) + " |"]
-        lines += ["|---" * (2 + len(PER_CLASS)) + "|"]
-        for estimator, graph in itertools.product(ESTIMATORS, GRAPHS):
-            entries = []
-            for k in PER_CLASS:
-                s = cells.get((name, k, graph, estimator))
-                entries.append(
-                    "—" if s is None else f"{100 * s['mean']:.1f} ± {100 * s['std']:.1f}"
-                )
-            lines.append(f"| {estimator} | `{graph}` | " + " | ".join(entries) + " |")
+    lines += accuracy_tables(
+        results["summary"], datasets=DATASETS, per_class=PER_CLASS, estimators=ESTIMATORS,
+        graphs=GRAPHS, graph_label=lambda graph: f"`{graph}`",
+    )  # fmt: skip
     lines += ["", "Two moons, one label per class, `PoissonClassifier(graph=...)`:", ""]
     lines += ["| graph | " + " | ".join(f"n = {n:,}" for n in MOONS_N) + " |"]
     lines += ["|---" * (1 + len(MOONS_N)) + "|"]
