@@ -71,8 +71,7 @@ class KNNGraph(BaseEstimator):
         but on two moons of 10,000 and 100,000 points with one label per class it links the
         moons and falls to 81 % where the heat weights of one global width keep 99.9 % (so
         does ``"self-tuning"``, 79–82 % in an ad hoc run): ``"heat"`` stays the default.
-    bandwidth : {"contrast", "mean", "median", "mean-square", "kth"} or float, \
-default="contrast"
+    bandwidth : {"contrast", "mean", "median", "mean-square", "kth"} or float, default="contrast"
         Heat-kernel ``σ``.  ``"contrast"`` sets ``2σ² = d̄_k² − d̄_1²`` (``d̄_1``, ``d̄_k``: the
         mean distances to the nearest and to the k-th neighbour), so that an edge as long as
         the mean nearest one weighs ``e`` times one as long as the mean k-th one, whatever the

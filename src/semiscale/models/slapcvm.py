@@ -183,10 +183,11 @@ class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
         The base kernel; the default is paper 001's exp(−‖x − z‖²/β), β the mean squared
         distance of the points to their mean (None also means it).  The paper's two-moons
         experiment uses ``RBF(gamma=4.0)`` (β = 0.25).
-    graph : KNNGraph or None, default=KNNGraph(n_neighbors=6, bandwidth="mean-square", \
-symmetrize="union")
-        The graph whose edges become constraints (paper 001's 6-NN graph with weights
-        exp(−d²/β_g), β_g the mean squared edge length); ``graph.normalized`` selects the
+    graph : KNNGraph or None, default=SLAPCVM_GRAPH
+        The graph whose edges become constraints; the default is paper 001's 6-NN graph with
+        weights exp(−d²/β_g), β_g the mean squared edge length, united:
+        ``KNNGraph(n_neighbors=6, bandwidth="mean-square", symmetrize="union")``.
+        ``graph.normalized`` selects the
         normalized form of eq. (3) (s(u) = √degree).  Ignored when ``fit`` gets ``laplacian=``.
     C : float, default=100.0
         Weight of the slacks and of the tube (paper 001's C; the paper tunes it on a
@@ -323,10 +324,11 @@ class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
         The base kernel; the default is paper 001's exp(−‖x − z‖²/β), β the mean squared
         distance of the points to their mean (None also means it).  The paper's two-moons
         experiment uses ``RBF(gamma=4.0)`` (β = 0.25).
-    graph : KNNGraph or None, default=KNNGraph(n_neighbors=6, bandwidth="mean-square", \
-symmetrize="union")
-        The graph whose edges become constraints (paper 001's 6-NN graph with weights
-        exp(−d²/β_g), β_g the mean squared edge length); ``graph.normalized`` selects the
+    graph : KNNGraph or None, default=SLAPCVM_GRAPH
+        The graph whose edges become constraints; the default is paper 001's 6-NN graph with
+        weights exp(−d²/β_g), β_g the mean squared edge length, united:
+        ``KNNGraph(n_neighbors=6, bandwidth="mean-square", symmetrize="union")``.
+        ``graph.normalized`` selects the
         normalized form of eq. (3) (s(u) = √degree).  Ignored when ``fit`` gets ``laplacian=``.
     C : float, default=100.0
         Weight of the slacks and of the tube (paper 001's C; the paper tunes it on a
