@@ -202,3 +202,23 @@ def test_lapsvm_newton_summary_and_report(tmp_path):
     text = (tmp_path / "README.md").read_text()
     assert "| fourclass | 603 | before | 5.000 | 10.0 | 35 (50) | 1 / 2 | 1.00× | 0.0e+00 |" in text
     assert "| continuation + shared LU | 1.000 | 2.0 | 15 (20) | 0 / 2 | 5.00× | 1.0e-03 |" in text
+
+
+def test_auto_intrinsic_reg_summary_and_report(tmp_path):
+    from semiscale.bench.studies import auto_intrinsic_reg as study
+
+    records = [
+        {"dataset": "usps", "estimator": "LapRLS (exact)", "factor": c, "per_class": 1,
+         "trial": t, "accuracy": acc}
+        for c, accs in ((0.01, (0.7, 0.8)), (1.0, (0.9, 0.95)))
+        for t, acc in enumerate(accs)
+    ]  # fmt: skip
+    summary = study.summarize(records)
+    means = {s["factor"]: s["mean"] for s in summary}
+    assert means == pytest.approx({0.01: 0.75, 1.0: 0.925})
+    study.write_report({"commit": "abc", "machine": {"platform": "p", "python": "3"},
+                        "summary": summary}, tmp_path)  # fmt: skip
+    row = next(line for line in (tmp_path / "README.md").read_text().splitlines()
+               if line.startswith("| usps | LapRLS (exact) | 1 |"))  # fmt: skip
+    # the best factor is bold, the others plain, unmeasured ones a dash
+    assert "| 75.0 ± 5.0 | — | **92.5 ± 2.5** | — |" in row
