@@ -149,12 +149,15 @@ def test_auto_intrinsic_reg(cls, regressor):
     X, _, y_ssl = _blobs(labels=(1, 2, 1))
     n, l = X.shape[0], 4
     assert auto_intrinsic_reg(n, l) == pytest.approx(0.01 * (n / l) ** 2)
+    # the exact classifier's factor was re-chosen on the default graph (auto_intrinsic_reg/)
+    factor = 1.0 if cls is LapRLSClassifier else 0.01
+    assert auto_intrinsic_reg(n, l, factor) == pytest.approx(factor * (n / l) ** 2)
     kw = dict(kernel=RBF(gamma=0.5), graph=KNNGraph(n_neighbors=8, method="exact"))
     if cls is NystromLapRLSClassifier:
         kw.update(n_centers=80, random_state=0)
     auto = cls(**kw).fit(X, y_ssl)
-    assert auto.intrinsic_reg_ == pytest.approx(0.01 * (n / l) ** 2)
-    explicit = cls(intrinsic_reg=0.01 * (n / l) ** 2, **kw).fit(X, y_ssl)
+    assert auto.intrinsic_reg_ == pytest.approx(factor * (n / l) ** 2)
+    explicit = cls(intrinsic_reg=factor * (n / l) ** 2, **kw).fit(X, y_ssl)
     assert explicit.intrinsic_reg_ == auto.intrinsic_reg_
     np.testing.assert_allclose(auto.decision_function(X), explicit.decision_function(X))
     with pytest.raises(ValueError, match="intrinsic_reg"):
@@ -167,7 +170,7 @@ def test_auto_with_a_precomputed_laplacian_and_direct_budget_check():
     X, _, y_ssl = _blobs(labels=(1, 1, 1))
     L = KNNGraph(n_neighbors=8, method="exact").fit(X).laplacian_
     model = LapRLSClassifier(kernel=RBF(gamma=0.5)).fit(X, y_ssl, laplacian=L)
-    assert model.intrinsic_reg_ == pytest.approx(0.01 * (X.shape[0] / 3) ** 2)
+    assert model.intrinsic_reg_ == pytest.approx(1.0 * (X.shape[0] / 3) ** 2)  # the exact factor
     assert model.graph_ is None
 
 

@@ -48,6 +48,7 @@ from ._defaults import (  # noqa: F401 - re-exported: the estimators import them
     DEFAULT_GRAPH,
     DEFAULT_KERNEL,
     EARLY_STOPPING_CONSTRAINTS,
+    EXACT_LAPRLS_AUTO_INTRINSIC_REG_FACTOR,
     MANIFOLD_PARAMETER_CONSTRAINTS,
     UNLABELED_CONSTRAINT,
     _is_shared_default,
@@ -153,6 +154,8 @@ class ManifoldMixin(GraphOwnerMixin):
     _loss = "squared"
     #: The kernel used when ``kernel=None`` (a copy of it).
     _default_kernel = DEFAULT_KERNEL
+    #: ``c`` of ``intrinsic_reg="auto"`` = ``c · (n / l)²`` (:func:`auto_intrinsic_reg`).
+    _auto_intrinsic_factor = AUTO_INTRINSIC_REG_FACTOR
 
     def _check_before_graph(self, n_samples: int, n_labeled: int) -> None:
         """Refuse, before the graph is built, what the solve would refuse after it (a hook)."""
@@ -173,7 +176,7 @@ class ManifoldMixin(GraphOwnerMixin):
     def _resolve_intrinsic_reg(self, n_samples: int, n_labeled: int) -> float:
         """``intrinsic_reg`` as a number (``"auto"`` resolved by :func:`auto_intrinsic_reg`)."""
         if isinstance(self.intrinsic_reg, str) and self.intrinsic_reg == "auto":
-            return auto_intrinsic_reg(n_samples, n_labeled)
+            return auto_intrinsic_reg(n_samples, n_labeled, self._auto_intrinsic_factor)
         return float(self.intrinsic_reg)
 
     def _fit_problem(self, X, Y, labeled, laplacian, y=None):
