@@ -78,10 +78,10 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
     intrinsic_reg : float or "auto", default="auto"
         Weight of fᵀLf / tr(L); ``>= 0``, and 0 gives the SVM on the labeled points
         (with the dual, exactly scikit-learn's ``SVC`` on K / (2 l·ambient_reg)).  ``"auto"``
-        is LapRLSClassifier's rule 0.01·(n/l)² (``intrinsic_reg_``): on 2,000 two-moons points
-        with one label per class and paper 001's width β = 0.25, 1 left the exact dual below
-        90 % on some of six draws where the rule's 10⁴ separates them all, even with 200
-        centers (``tests/test_lapsvm.py``).
+        is the Nyström LapRLS classifier's rule 0.01·(n/l)² (``intrinsic_reg_``): on 2,000
+        two-moons points with one label per class and paper 001's width β = 0.25, 1 left the
+        exact dual below 90 % on some of six draws where the rule's 10⁴ separates them all,
+        even with 200 centers (``tests/test_lapsvm.py``).
     solver : {"primal", "dual"}, default="primal"
         Newton's method in the primal, or the dual QP of §2.1.
     loss : {"auto", "hinge", "squared_hinge", "huber_hinge"}, default="auto"
