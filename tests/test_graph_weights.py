@@ -9,15 +9,20 @@ from semiscale.graph import DisconnectedGraphWarning, KNNGraph
 from semiscale.graph.weights import WEIGHTS, resolve_local_scale, self_tuning_weights
 
 
-def _dense_self_tuning(X, k, symmetrize):
-    """Dense reference: all pairwise distances, σ_i = distance to the k-th other point."""
+def _dense_knn(X, k):
+    """All pairwise distances, the k nearest other points' edges and σ_i (the k-th distance)."""
     D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
     np.fill_diagonal(D, np.inf)
     order = np.argsort(D, axis=1)[:, :k]
     sigma = np.take_along_axis(D, order[:, -1:], axis=1).ravel()
-    A = np.zeros_like(D)
     rows = np.repeat(np.arange(X.shape[0]), k)
-    cols = order.ravel()
+    return D, rows, order.ravel(), sigma
+
+
+def _dense_self_tuning(X, k, symmetrize):
+    """Dense reference: all pairwise distances, σ_i = distance to the k-th other point."""
+    D, rows, cols, sigma = _dense_knn(X, k)
+    A = np.zeros_like(D)
     A[rows, cols] = np.exp(-(D[rows, cols] ** 2) / (sigma[rows] * sigma[cols]))
     W = np.maximum(A, A.T) if symmetrize == "union" else np.minimum(A, A.T)
     return W, sigma
@@ -134,13 +139,8 @@ def test_mean_square_bandwidth_gives_paper_001s_heat_weights():
 
 def _dense_kth_gaussian(X, k, symmetrize):
     """Dense reference of GraphLearning's graph: exp(−4 d_ij² / σ_i²) per directed edge."""
-    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
-    np.fill_diagonal(D, np.inf)
-    order = np.argsort(D, axis=1)[:, :k]
-    sigma = np.take_along_axis(D, order[:, -1:], axis=1).ravel()
+    D, rows, cols, sigma = _dense_knn(X, k)
     A = np.zeros_like(D)
-    rows = np.repeat(np.arange(X.shape[0]), k)
-    cols = order.ravel()
     A[rows, cols] = np.exp(-4 * D[rows, cols] ** 2 / sigma[rows] ** 2)
     rule = {"average": lambda A: (A + A.T) / 2, "union": lambda A: np.maximum(A, A.T)}
     return rule[symmetrize](A), sigma

@@ -41,6 +41,11 @@ def _mean_square(distances: np.ndarray) -> float:
     return float(np.sqrt(np.mean(np.square(distances)) / 2.0)) if distances.size else 0.0
 
 
+#: ``bandwidth="contrast"`` falls back to ``"mean"`` when ``d̄_k² − d̄_1²`` is below this share
+#: of ``d̄_k²`` (all neighbours at one distance, as on a lattice).
+CONTRAST_MIN_SPREAD = 1e-6
+
+
 def _kth_mean(distances: np.ndarray) -> float:
     # exp(−d²/(2σ²)) = exp(−4 d² / d̄_k²): GraphLearning's kth-gaussian width, one for all points
     if not distances.size:
@@ -59,10 +64,6 @@ def _contrast(distances: np.ndarray) -> float:
         return _mean(distances)  # every neighbour equally far: no contrast to set
     return float(np.sqrt(spread / 2.0))
 
-
-#: ``bandwidth="contrast"`` falls back to ``"mean"`` when ``d̄_k² − d̄_1²`` is below this share
-#: of ``d̄_k²`` (all neighbours at one distance, as on a lattice).
-CONTRAST_MIN_SPREAD = 1e-6
 
 #: Data-dependent bandwidth rules: statistic of all kNN edge lengths.
 BANDWIDTHS = {

@@ -229,9 +229,10 @@ def product_order(n_rows: int, n_columns: int) -> str:
     """Memory order of a product's ``n_rows × n_columns`` result: "F" when it is skinny.
 
     OpenBLAS's GEMM writes a result of a few columns 1.2–2× faster in Fortran order than in C
-    order (measured with 200,000 × 2,000 by 2,000 × r float64 operands, r = 2 … 200: 0.40–1.69 s
-    in C order, 0.19–1.07 s in Fortran order; ``Kᵀ U`` likewise; the ``kernel_floor`` study), the
-    operands' own order mattering little.  One column or a wide result keeps C order.
+    order, the operands' own order mattering little (ad hoc, a 200,000 × 2,000 float64 ``K`` by
+    2,000 × r, r = 2 … 200: 0.40–1.69 s in C order, 0.19–1.07 s in Fortran order; ``Kᵀ U``
+    likewise; ``benchmarks/results/kernel_floor/`` measures the effect on ``H·V``).  One column
+    or a wide result keeps C order.
     """
     return "F" if 1 < n_columns <= n_rows else "C"
 
