@@ -196,8 +196,6 @@ def test_preconditioners_cut_iterations():
         "none": (None, {}),
         "paper": ("paper", {"center_laplacian": L_ss}),
         "falkon": ("falkon", {"center_laplacian": L_ss}),
-        "sampled default": ("sampled-hessian", {}),
-        "sampled 2s": ("sampled-hessian", {"n_rows": 160}),
     }
     iters = {
         key: cg(
@@ -206,9 +204,26 @@ def test_preconditioners_cut_iterations():
         for key, (name, kw) in settings.items()
     }
     assert iters["paper"] < iters["none"] / 4 and iters["falkon"] < iters["none"] / 4
+    # The sampled preconditioner draws its rows at random: compare medians over fixed seeds,
+    # since one draw each can order the two row counts either way (11 vs 12 iterations seen).
+    for key, n_rows in (("sampled default", None), ("sampled 2s", 160)):
+        iters[key] = np.median(
+            [
+                cg(
+                    H,
+                    z,
+                    preconditioner=make_preconditioner(
+                        "sampled-hessian", H, n_rows=n_rows, random_state=seed
+                    ),
+                    tol=1e-6,
+                    max_iter=5000,
+                ).n_iter
+                for seed in range(5)
+            ]
+        )
     # A larger row sample buys fewer iterations; the default (s/8) still beats the paper's P.
     assert iters["sampled 2s"] <= min(iters["paper"] / 4, 15)
-    assert iters["sampled 2s"] <= iters["sampled default"] < iters["paper"]
+    assert iters["sampled 2s"] < iters["sampled default"] < iters["paper"]
 
 
 def test_without_graph_term_no_center_laplacian_needed():
