@@ -64,22 +64,33 @@ def simplex_qp_smo(Q, v, alpha0=None, *, tol=1e-6, max_iter=None) -> SMOResult:
         if alpha.shape != (k,) or alpha.min() < 0 or abs(alpha.sum() - 1.0) > 1e-9:
             raise ValueError("alpha0 must be a point of the simplex: >= 0 and summing to 1")
     max_iter = 100 * k + 1000 if max_iter is None else int(max_iter)
-    diag = np.diag(Q)
+    diag = np.diag(Q).copy()
     g = 2.0 * get_ops().matmul(Q, alpha) - v
+    # −inf outside the support, 0 on it: argmax(g + outside) is the largest gradient among
+    # α_i > 0 in two array passes; only the two moved coordinates change it per update.
+    outside = np.where(alpha > 0, 0.0, -np.inf)
+    masked, delta = np.empty(k), np.empty(k)
     gap = np.inf
     for n_iter in range(max_iter + 1):
-        support = alpha > 0
-        i = np.flatnonzero(support)[np.argmax(g[support])]
-        j = int(np.argmin(g))
+        np.add(g, outside, out=masked)
+        i = int(masked.argmax())
+        j = int(g.argmin())
         gap = float(g[i] - g[j])
         if gap <= tol or n_iter == max_iter:
             break
-        curvature = 2.0 * (diag[i] + diag[j] - 2.0 * Q[i, j])
-        step = alpha[i] if curvature <= 0 else min(alpha[i], gap / curvature)
-        alpha[i] -= step
+        # Q is symmetric: its rows i and j are its columns, and rows are contiguous
+        row_i, row_j = Q[i], Q[j]
+        curvature = 2.0 * (diag[i] + diag[j] - 2.0 * row_i[j])
+        a_i = alpha[i]
+        step = a_i if curvature <= 0 else min(a_i, gap / curvature)
+        alpha[i] = a_i - step
         alpha[j] += step
+        outside[j] = 0.0
         if alpha[i] < 1e-15:
             alpha[i] = 0.0
-        g += 2.0 * step * (Q[:, j] - Q[:, i])
+            outside[i] = -np.inf
+        np.subtract(row_j, row_i, out=delta)
+        delta *= 2.0 * step
+        g += delta
     alpha /= alpha.sum()
     return SMOResult(alpha, n_iter, gap)

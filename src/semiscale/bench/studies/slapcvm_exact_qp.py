@@ -43,7 +43,7 @@ C_GRID = (1e2, 1e3, 1e4, 1e5)
 RATIOS = (0.01, 1.0, 100.0)
 EXTRA = ((100.0, 1e2, 100.0),)  # (mμ, C, r): the tube study's accurate setting
 CVM_TOL = 1e-6
-MAX_CORE_SET = 3000
+MAX_CORE_SET = 2000
 SMO_TOL = 1e-9
 
 
