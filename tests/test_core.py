@@ -214,6 +214,26 @@ def test_intercept_recovers_a_shifted_target():
 
 
 # ------------------------------------------------------------------------- scoring, defaults
+def test_nystrom_solver_seeds_its_sampled_preconditioner_from_the_problem():
+    """The sampled preconditioner draws rows at random: a problem's ``random_state`` must fix
+    them (it once did not, and tests seeded this way drew from fresh entropy)."""
+    X, Y, labeled, L = _problem("regression")
+
+    def solve(seed):
+        problem = ManifoldProblem(X=X, targets=Y, labeled=labeled, laplacian=L,
+                                  lambda_ambient=0.05, lambda_intrinsic=0.5, kernel=RBF(gamma=2.0),
+                                  random_state=seed)  # fmt: skip
+        # three PCG iterations: the iterate still depends on the preconditioner's rows
+        quadratic = NystromSolver(np.arange(0, X.shape[0], 2), solver="pcg", tol=1e-14,
+                                  max_iter=3, preconditioner_options={"n_rows": 8})  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return solve_manifold(problem, quadratic).dual_coef
+
+    np.testing.assert_array_equal(solve(0), solve(0))
+    assert not np.allclose(solve(0), solve(1))
+
+
 def _moons(n=300, n_labeled=6, seed=0):
     X, y = make_two_moons(n, noise=0.08, random_state=seed)
     rng = np.random.RandomState(seed)

@@ -115,6 +115,14 @@ class NystromSolver:
         self.memory_budget = memory_budget
         self.n_jobs = n_jobs
 
+    def _preconditioner_options(self, qp) -> dict:
+        """The builder's options; the sampled preconditioner draws its rows from the problem's
+        ``random_state`` unless the options seed it themselves."""
+        options = dict(self.preconditioner_options or {})
+        if self.preconditioner == "sampled-hessian" and qp.random_state is not None:
+            options.setdefault("random_state", qp.random_state)
+        return options
+
     def __call__(self, qp: QuadraticProblem) -> Solution:
         X = qp.X
         centers = self.center_index
@@ -176,7 +184,7 @@ class NystromSolver:
             z,
             solver=self.solver,
             preconditioner=self.preconditioner,
-            preconditioner_options=self.preconditioner_options,
+            preconditioner_options=self._preconditioner_options(qp),
             tol=self.tol,
             max_iter=self.max_iter,
             memory_budget=self.memory_budget,
