@@ -146,6 +146,37 @@ def test_huber_lapsvm_bif_runs_and_is_close_to_retraining():
     assert np.corrcoef(exact[tested], approx[tested])[0, 1] >= 0.95
 
 
+@pytest.mark.parametrize("loss, rtol", [("squared_hinge", 1e-4), ("huber_hinge", 5e-3)])
+@pytest.mark.parametrize("transductive", [True, False])
+def test_newton_iterations_reach_retraining_for_the_smoothed_hinges(loss, rtol, transductive):
+    """One Newton step from the full fit is far from the retrained hinge-loss fit (the losses'
+    zones change); iterating Newton on the fold-out objective (the default) reaches it."""
+    X, y = make_two_moons(200, noise=0.15, random_state=0)
+    y_ssl = np.where(np.random.RandomState(2).rand(200) < 0.25, y, -1)
+    L = KNNGraph(n_neighbors=8).fit(X).laplacian_
+    est = LapSVC(solver="primal", loss=loss, kernel=RBF(gamma=2.0), intrinsic_reg=1.0)
+    cv = SSLKFold(5, transductive=transductive, random_state=0)
+    exact = _retrained(est, X, y_ssl, cv, L, -1, "decision_function")
+    tested = ~np.isnan(exact)
+    scale = np.abs(exact[tested]).max()
+    errors = {}
+    for steps in (1, 20):
+        approx = _newton_exact(est, X, y_ssl, cv, laplacian=L, max_newton_steps=steps)[:, 0]
+        errors[steps] = np.abs(approx - exact)[tested].max()
+    assert errors[20] <= rtol * scale
+    assert errors[1] > 0.5 * scale  # measured 1.2-1.4 on a scale of 1.3-1.5
+
+
+@pytest.mark.parametrize("bad", [0, 2.5, True, "20"])
+def test_max_newton_steps_is_checked_before_any_fit(bad, monkeypatch):
+    X, y, L = _regression(n=60)
+    fits = []
+    monkeypatch.setattr(LapRLSRegressor, "_solve", lambda self, problem: fits.append(1) or 1 / 0)
+    with pytest.raises(ValueError, match="max_newton_steps must be an int >= 1"):
+        bif_cross_val_predict(REGRESSOR, X, y, laplacian=L, max_newton_steps=bad)
+    assert not fits
+
+
 def test_nystrom_estimator_uses_its_own_centers():
     X, y, L = _regression(n=200)
     est = NystromLapRLSRegressor(
@@ -245,6 +276,7 @@ def test_bif_search_first_order_picks_a_point_as_good_as_the_exact_search():
         ({"method": "loo"}, "method"),
         ({"step": "half"}, "step"),
         ({"n_columns": 2.5}, "n_columns"),
+        ({"max_newton_steps": 0}, "max_newton_steps"),
         ({"scoring": "roc_auc"}, "scoring"),
     ],
 )

@@ -20,6 +20,7 @@ from .._progress import progress
 from .._random import check_random_state
 from ._evaluate import _ALL_ROWS, FoldResults, _freeze, graph_params_of
 from .bif import (
+    MAX_NEWTON_STEPS,
     _check_estimator,
     _check_options,
     approximate_folds,
@@ -61,7 +62,7 @@ class BIFSearchCV(SSLGridSearchCV):
         ``"exact"``: refit every fold (the search of ``SSLGridSearchCV``).
     hessian : {"nystrom", "exact"}, default="nystrom"
         See :func:`~semiscale.model_selection.bif_cross_val_predict`.
-    step : {"bif", "newton"}, default="bif"
+    step : {"newton", "bif"}, default="newton"
         See :func:`~semiscale.model_selection.bif_cross_val_predict`.
     n_columns : "sqrt" or int, default="sqrt"
         Nyström columns besides the labeled points.
@@ -73,6 +74,8 @@ class BIFSearchCV(SSLGridSearchCV):
         progress bar over the grid points.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the sampled Nyström columns.
+    max_newton_steps : int, default=20
+        See :func:`~semiscale.model_selection.bif_cross_val_predict`.
 
     Attributes
     ----------
@@ -111,13 +114,14 @@ graph_time_, refit_time_, scorer_
         cv=5,
         method="bif",
         hessian="nystrom",
-        step="bif",
+        step="newton",
         n_columns="sqrt",
         scoring=None,
         refit=True,
         verbose=0,
         error_score=np.nan,
         random_state=None,
+        max_newton_steps=MAX_NEWTON_STEPS,
     ):
         super().__init__(
             estimator,
@@ -133,11 +137,12 @@ graph_time_, refit_time_, scorer_
         self.step = step
         self.n_columns = n_columns
         self.random_state = random_state
+        self.max_newton_steps = max_newton_steps
 
     def _check_before_fits(self, template, points):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        _check_options(self.hessian, self.step, self.n_columns)
+        _check_options(self.hessian, self.step, self.n_columns, self.max_newton_steps)
         if self.method == "exact":
             return
         for index, point in enumerate(points):  # a point may switch to what BIF cannot expand
@@ -179,6 +184,7 @@ graph_time_, refit_time_, scorer_
                 pairs = approximate_folds(
                     est, state, X, y, folds, marker, self.hessian, self.step, self.n_columns,
                     seed, evaluator.laplacian, evaluator._graphs.get((_ALL_ROWS, graph_key)),
+                    max_newton_steps=self.max_newton_steps,
                 )  # fmt: skip
                 scores[p] = fold_scores(est, y, pairs, self._score, marker)
                 score_seconds = time.perf_counter() - tic

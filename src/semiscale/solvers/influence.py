@@ -55,6 +55,7 @@ __all__ = [
     "exact_fold_out",
     "fit_hessian",
     "nystrom_fold_out",
+    "nystrom_newton_fold_out",
 ]
 
 
@@ -213,3 +214,162 @@ def nystrom_fold_out(problem: ManifoldProblem, delta_u, specs, spec_of_fold, col
         dg = -ops.matmul(C, z)
         out[:, np.asarray(group)[:, None], folds[None, :]] = dg.reshape(n, len(group), -1)
     return out
+
+
+#: Armijo's sufficient-decrease fraction and the smallest step of the line search.
+_ARMIJO, _MIN_STEP = 1e-4, 1e-10
+
+
+def nystrom_newton_fold_out(problem, decision, full_gradient, folds, columns, *, max_steps,
+                            tol=1e-8):  # fmt: skip
+    """Fold-out changes ``δg`` by damped Newton iterations on each fold-out objective.
+
+    The first iteration is :func:`nystrom_fold_out`'s step with the fold's own Hessian; the
+    next ones continue Newton's method on the fold-out objective restricted to the span of the
+    columns, ``g_i = g + C β`` (β also holds the bias when ``fit_intercept``):
+
+    .. math::
+
+        F_i(β) = \\sum_j w^{(i)}_j \\ell(y^{(i)}_j, g_{i,j}) + λ^{(i)}_I g_i^\\top L_i g_i
+        - β^\\top C^\\top u(g) + λ_A β^\\top P β ,
+
+    where ``−βᵀCᵀu(g)`` is the change of the ambient term ``λ_A αᵀKα`` read from the full fit's
+    stationarity (``2λ_A (Kα)_C = −Cᵀu(g)``).  Its gradient ``Cᵀ(u_i(g_i) − u(g)) + 2λ_A P β``
+    is ``CᵀΔu_i`` at β = 0.  Each iteration solves with the Hessian at the current point,
+    halves the step until Armijo's condition holds, and stops when the curvature weights (the
+    losses' zones) repeat with a full step — the piecewise-quadratic objective's minimiser in
+    the span — or when the step moves g by at most ``tol`` relative, or after ``max_steps``.
+    For the squared loss one iteration is exact.
+
+    Parameters
+    ----------
+    problem : ManifoldProblem
+        The fitted problem.
+    decision : ndarray of shape (n, r)
+        The full fit's decision g.
+    full_gradient : ndarray of shape (n, r)
+        ``u(g)`` of the full objective.
+    folds : sequence
+        Per fold: ``targets`` (n, r), ``labeled`` (n,) bool, ``weight``, ``laplacian`` and
+        ``lambda_intrinsic`` of its objective.
+    columns : array-like or sparse matrix of shape (c, n_features)
+        As :func:`nystrom_fold_out`.
+    max_steps : int
+        Newton iterations per fold and target column at most.
+    tol : float, default=1e-8
+
+    Returns
+    -------
+    delta_g : ndarray of shape (n, r, t)
+    n_steps : ndarray of int, shape (r, t)
+        Iterations taken per column and fold.
+    """
+    ops = get_ops()
+    loss = get_loss(problem.loss)
+    g = np.asarray(decision, dtype=float)
+    n, r = g.shape
+    budget = problem.memory_budget
+    C = np.asarray(kernel_matrix(problem.kernel, problem.X, columns, memory_budget=budget))
+    P = np.asarray(kernel_matrix(problem.kernel, columns, memory_budget=budget))
+    c = C.shape[1]
+    if problem.fit_intercept:
+        C = np.hstack([C, np.ones((n, 1))])
+        P = np.pad(P, ((0, 1), (0, 1)))
+    out = np.empty((n, r, len(folds)))
+    n_steps = np.zeros((r, len(folds)), dtype=np.intp)
+    for i, fold in enumerate(folds):
+        graph = fold.laplacian is not None and fold.lambda_intrinsic > 0
+        CLC = ops.matmul(C.T, ops.sparse_matmul(fold.laplacian, C)) if graph else None
+        span = _Span(C, P, c, CLC, problem.lambda_ambient)
+        for j in range(r):
+            objective = _FoldObjective(
+                loss, fold.targets[:, j], np.asarray(fold.labeled, dtype=bool), fold.weight,
+                fold.laplacian if graph else None, fold.lambda_intrinsic,
+                ops.matmul(C.T, full_gradient[:, j]),
+            )  # fmt: skip
+            g_i, n_steps[j, i] = _newton_in_span(objective, span, g[:, j], max_steps, tol)
+            out[:, j, i] = g_i - g[:, j]
+    return out, n_steps
+
+
+@dataclass(frozen=True)
+class _Span:
+    """The columns' kernel blocks ``C`` (n, m) and ``P`` (m, m), ``c`` kernel columns among the
+    m (the bias last), ``CᵀLC`` of the fold's graph (or None) and ``λ_A``."""
+
+    C: np.ndarray
+    P: np.ndarray
+    c: int
+    CLC: np.ndarray | None
+    lambda_ambient: float
+
+
+@dataclass(frozen=True)
+class _FoldObjective:
+    """One target column of a fold-out objective, as a function of ``(β, g_i)``."""
+
+    loss: object
+    targets: np.ndarray
+    rows: np.ndarray  # labeled rows the fold keeps
+    weight: float
+    laplacian: object  # None without a graph term
+    lambda_intrinsic: float
+    Cu0: np.ndarray  # Cᵀ u(g) of the full fit
+
+    def value(self, span, beta, g_i):
+        rows = self.rows
+        value = self.weight * float(self.loss.value(self.targets[rows], g_i[rows]).sum())
+        if self.laplacian is not None:
+            Lg = get_ops().sparse_matmul(self.laplacian, g_i)
+            value += self.lambda_intrinsic * float((g_i * Lg).sum())
+        ambient = float((beta * get_ops().matmul(span.P, beta)).sum())
+        return value - float((beta * self.Cu0).sum()) + span.lambda_ambient * ambient
+
+    def gradient_and_curvature(self, g_i):
+        """``u_i(g_i)`` and the curvature weights ``w ∘ ℓ''`` at ``g_i``."""
+        u = np.where(self.rows, self.weight * self.loss.derivative(self.targets, g_i), 0.0)
+        curvature = np.where(
+            self.rows, self.weight * self.loss.second_derivative(self.targets, g_i), 0.0
+        )
+        if self.laplacian is not None:
+            u = u + 2.0 * self.lambda_intrinsic * get_ops().sparse_matmul(self.laplacian, g_i)
+        return u, curvature
+
+
+def _newton_in_span(objective, span, g, max_steps, tol):
+    """Damped Newton on ``objective`` over ``g + Cβ`` from β = 0 (nystrom_newton_fold_out)."""
+    ops = get_ops()
+    C, P, c = span.C, span.P, span.c
+    m = C.shape[1]
+    beta, g_i = np.zeros(m), g.copy()
+    value, zones, n_steps = objective.value(span, beta, g_i), None, 0
+    while n_steps < max_steps:
+        n_steps += 1
+        u_i, curvature = objective.gradient_and_curvature(g_i)
+        grad = ops.matmul(C.T, u_i) - objective.Cu0
+        grad += 2.0 * span.lambda_ambient * ops.matmul(P, beta)
+        H = 2.0 * span.lambda_ambient * P + ops.matmul(C.T, curvature[:, None] * C)
+        if span.CLC is not None:
+            H += 2.0 * objective.lambda_intrinsic * span.CLC
+        H = 0.5 * (H + H.T)
+        scale = max(float(np.abs(np.diag(H)).max()), 1e-300)
+        H.flat[: c * (m + 1) : m + 1] += 1e-12 * scale  # P's round-off
+        direction = -solve_or_lstsq(H, grad, assume_a="pos", what="Nyström BIF Hessian")
+        move = ops.matmul(C, direction)
+        slope, size = float((grad * direction).sum()), 1.0
+        while True:
+            trial_beta, trial_g = beta + size * direction, g_i + size * move
+            trial = objective.value(span, trial_beta, trial_g)
+            if trial <= value + _ARMIJO * size * slope or size < _MIN_STEP:
+                break
+            size *= 0.5
+        beta, g_i, value = trial_beta, trial_g, trial
+        new_zones = curvature > 0
+        if objective.loss.quadratic or (
+            size == 1.0 and zones is not None and np.array_equal(zones, new_zones)
+        ):
+            break
+        zones = new_zones
+        if size * np.abs(move).max() <= tol * max(1.0, np.abs(g_i).max()):
+            break
+    return g_i, n_steps

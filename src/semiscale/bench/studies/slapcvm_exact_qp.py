@@ -60,6 +60,7 @@ def run(records, save):
     from ...datasets import make_two_moons
     from ...graph import KNNGraph
     from ...kernels import RBF
+    from ...linalg.ops import get_ops
     from ...solvers.cvm import core_vector_machine
     from ...solvers.slapcvm_kernel import SLapCVMKernel, graph_edges
     from ...solvers.smo import simplex_qp_smo
@@ -81,6 +82,7 @@ def run(records, save):
     hops = shortest_path(graph.adjacency_, unweighted=True, indices=labeled)
     far_hops = [int(hops[i][(y == y[labeled[i]]) & np.isfinite(hops[i])].max()) for i in range(m)]
     kernel = RBF(gamma=4.0).fit(X)
+    matmul = get_ops().matmul
     cache = {}
 
     for m_mu, C, ratio, solver in wanted:
@@ -100,7 +102,7 @@ def run(records, save):
             Q = cache[(m_mu, C, ratio)]
             result = simplex_qp_smo(Q, linear, tol=SMO_TOL, max_iter=10**7)
             alpha = result.alpha
-            objective = float(linear @ alpha - alpha @ Q @ alpha)
+            objective = float((linear * alpha).sum() - (alpha * matmul(Q, alpha)).sum())
             converged = bool(result.gap <= SMO_TOL)
         else:
             with warnings.catch_warnings():
@@ -112,13 +114,14 @@ def run(records, save):
             alpha = np.zeros(K.n_items)
             alpha[result.core_set] = result.alpha
             Q_core = K.block(result.core_set, result.core_set)
-            objective = float(linear[result.core_set] @ result.alpha
-                              - result.alpha @ Q_core @ result.alpha)  # fmt: skip
+            a_core = result.alpha
+            objective = float((linear[result.core_set] * a_core).sum()
+                              - (a_core * matmul(Q_core, a_core)).sum())  # fmt: skip
             converged = bool(result.converged)
         seconds = time.perf_counter() - start
         points, weights, bias = K.expansion(C * alpha)
-        f_train = kernel(X, X[points]) @ weights + bias
-        f_test = kernel(X_test, X[points]) @ weights + bias
+        f_train = matmul(kernel(X, X[points]), weights) + bias
+        f_test = matmul(kernel(X_test, X[points]), weights) + bias
         active = np.flatnonzero(alpha[:m] > 1e-12)
         margins = signs[active] * f_train[labeled[active]]
         tube = float(np.mean(1.0 - m_mu * alpha[active] - margins)) if active.size else np.nan
