@@ -170,6 +170,21 @@ def exact_fold_out(problem: ManifoldProblem, delta_u, specs, spec_of_fold) -> np
     return out
 
 
+def _column_blocks(problem: ManifoldProblem, columns):
+    """``C = K(X, columns)`` and ``P = K(columns, columns)``, with a bias column of ones in C
+    (and a zero row and column in P: the bias is not penalised) when ``fit_intercept``; and the
+    number c of kernel columns."""
+    n = problem.X.shape[0]
+    budget = problem.memory_budget
+    C = np.asarray(kernel_matrix(problem.kernel, problem.X, columns, memory_budget=budget))
+    P = np.asarray(kernel_matrix(problem.kernel, columns, memory_budget=budget))
+    c = C.shape[1]
+    if problem.fit_intercept:
+        C = np.hstack([C, np.ones((n, 1))])
+        P = np.pad(P, ((0, 1), (0, 1)))
+    return C, P, c
+
+
 def nystrom_fold_out(problem: ManifoldProblem, delta_u, specs, spec_of_fold, columns):
     """Fold-out changes ``δg`` with the Nyström Hessian on the points ``columns``.
 
@@ -186,13 +201,7 @@ def nystrom_fold_out(problem: ManifoldProblem, delta_u, specs, spec_of_fold, col
     """
     ops = get_ops()
     n = delta_u.shape[0]
-    budget = problem.memory_budget
-    C = np.asarray(kernel_matrix(problem.kernel, problem.X, columns, memory_budget=budget))
-    P = np.asarray(kernel_matrix(problem.kernel, columns, memory_budget=budget))
-    c = C.shape[1]
-    if problem.fit_intercept:
-        C = np.hstack([C, np.ones((n, 1))])
-        P = np.pad(P, ((0, 1), (0, 1)))
+    C, P, c = _column_blocks(problem, columns)
     m = C.shape[1]
     graph_parts = {}  # Φ̃ᵀ L Φ̃ per Laplacian object
     out = np.empty_like(delta_u)
@@ -268,13 +277,7 @@ def nystrom_newton_fold_out(problem, decision, full_gradient, folds, columns, *,
     loss = get_loss(problem.loss)
     g = np.asarray(decision, dtype=float)
     n, r = g.shape
-    budget = problem.memory_budget
-    C = np.asarray(kernel_matrix(problem.kernel, problem.X, columns, memory_budget=budget))
-    P = np.asarray(kernel_matrix(problem.kernel, columns, memory_budget=budget))
-    c = C.shape[1]
-    if problem.fit_intercept:
-        C = np.hstack([C, np.ones((n, 1))])
-        P = np.pad(P, ((0, 1), (0, 1)))
+    C, P, c = _column_blocks(problem, columns)
     out = np.empty((n, r, len(folds)))
     n_steps = np.zeros((r, len(folds)), dtype=np.intp)
     for i, fold in enumerate(folds):
