@@ -22,7 +22,7 @@ solved exactly on the same 1,000 points (SMO over all 7,462 items) gives 61–92
 wherever its solution is sparse (C from 10² to 10⁵, θ from 0.01 to 100·``|E|``/m), and the
 settings that reach 99.5 % close the tube (ε̄ < 0: every edge pays slack, as in the two-norm
 LapSVM) and keep all 1,000 points in the expansion.  An open tube lets f fall by ε̄√w per edge
-for free, and a moon's far end is 27–34 hops from its label, more than |f| at the label can
+for free, and a moon's far end is 27–34 hops from its label, more than ``|f|`` at the label can
 absorb; more points mean more hops.
 """
 

@@ -17,10 +17,10 @@ setting of the tube study that reached 99.5 %.  The CVM runs at ``tol=1e-6`` wit
 
 Recorded per setting and solver: test accuracy, items with α > 0, support points, the dual
 objective (8), the tube ε̄ read from the KKT conditions of a labeled item with α_i > 0
-(``y_i f(x_i) = 1 − ε̄ − ξ_i`` with ``ξ_i = mμ α_i``), |f| at the labels, and the number of
+(``y_i f(x_i) = 1 − ε̄ − ξ_i`` with ``ξ_i = mμ α_i``), ``|f|`` at the labels, and the number of
 graph hops from each labeled point to the furthest point of its moon: with every edge inside
 the tube, f may fall by up to ``ε̄·max√w`` per hop at no cost, so the labels cannot reach
-the far end of a moon once ``hops·ε̄·max√w`` exceeds |f| at the label.
+the far end of a moon once ``hops·ε̄·max√w`` exceeds ``|f|`` at the label.
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
