@@ -15,7 +15,9 @@ graph: the subgraph induced on the training points), the loss weights, the ``"au
 ``intrinsic_reg`` and the zero-mean class targets are those of the fold's labels, and the
 classifier's centring and labeled-prior steps are repeated on the approximate fit.  The step
 uses the full fit's Hessian (``step="bif"``, the paper's first order) or each fold-out
-objective's own (``step="newton"``), which makes it exact for the squared loss.
+objective's own (``step="newton"``), which makes it exact for the squared loss; for the
+smoothed hinges ``step="newton"`` iterates to the fold-out minimiser in the Hessian's span
+(:func:`~semiscale.solvers.influence.nystrom_newton_fold_out`).
 
 ``hessian="nystrom"`` (default, paper 004 §4) replaces the ``n × n`` Hessian by the Nyström one
 on ``c`` columns: the labeled points (so that the loss term is exact, as the paper's
@@ -331,8 +333,9 @@ def _fold_hessian(problem, g, fold):
 
 
 def _fold_decisions(
-    est, state, X, folds, hessian, step, n_columns, random_state, max_newton_steps=1
-):
+    est, state, X, folds, hessian, step, n_columns, random_state,
+    max_newton_steps=MAX_NEWTON_STEPS,
+):  # fmt: skip
     """The approximate fold-out decisions, post-processed like ``fit`` does, per fold."""
     problem, g = state.problem, state.decision
     loss = get_loss(problem.loss)
@@ -341,7 +344,7 @@ def _fold_decisions(
     if step == "newton" and max_newton_steps > 1 and not loss.quadratic:
         # Newton iterations on each fold-out objective, in the span of the Hessian's columns
         if exact_span:
-            check_dense_fits(X.shape[0] + 1, problem.memory_budget, 3, "the exact BIF Hessian")
+            check_dense_fits(X.shape[0] + 1, problem.memory_budget, 4, "the exact BIF Hessian")
         columns = X if exact_span else _columns(state, X, n_columns, random_state)
         full_gradient = _gradient(
             loss, g, problem.targets, problem.labeled, 1.0, problem.laplacian,
@@ -409,14 +412,14 @@ def bif_cross_val_predict(
         Nyström Hessian on the labeled points plus ``n_columns`` sampled ones (paper 004 §4),
         or the dense exact one (O(n³), small data).
     step : {"newton", "bif"}, default="newton"
-        ``"newton"``: a Newton step with each fold-out objective's own Hessian (one
-        factorization per fold): exact for the squared loss up to the Hessian's approximation,
-        one Newton step of the retraining for a smooth hinge.  ``"bif"``: paper 004's
-        first-order step, with the full fit's Hessian (one factorization for all folds); it
-        cannot see a labeled point's influence on itself, so it scores fits that reproduce
-        their labels too well: on paper 004's protocol it chose the narrowest kernel and the
-        smallest ``intrinsic_reg`` of the grid in all 82 searches, where exact CV and the
-        Newton step spread over the grid (``benchmarks/results/bif_newton/``).
+        ``"newton"``: Newton with each fold-out objective's own Hessian (one factorization per
+        fold and iteration): one step, exact for the squared loss up to the Hessian's
+        approximation; iterated for the smoothed hinges (``max_newton_steps``).  ``"bif"``:
+        paper 004's first-order step, with the full fit's Hessian (one factorization for all
+        folds); it cannot see a labeled point's influence on itself, so it scores fits that
+        reproduce their labels too well: on paper 004's protocol it chose the narrowest
+        kernel and the smallest ``intrinsic_reg`` of the grid in all 82 searches, where exact
+        CV and the Newton step spread over the grid (``benchmarks/results/bif_newton/``).
     n_columns : "sqrt" or int, default="sqrt"
         Sampled columns besides the labeled points; ``"sqrt"``: ``ceil(√n)``.
     method : {"predict", "decision_function"}, default="predict"
@@ -487,7 +490,7 @@ def _check_options(hessian, step, n_columns="sqrt", max_newton_steps=1):
 
 def approximate_folds(
     est, state, X, y, ssl_folds, marker, hessian, step, n_columns, seed, laplacian=None,
-    graph=None, max_newton_steps=1,
+    graph=None, max_newton_steps=MAX_NEWTON_STEPS,
 ):  # fmt: skip
     """Fold-out decisions of a fitted estimator (its kept ``state``) on ``ssl_folds``.
 
