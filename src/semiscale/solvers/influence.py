@@ -177,7 +177,9 @@ def _column_blocks(problem: ManifoldProblem, columns):
     n = problem.X.shape[0]
     budget = problem.memory_budget
     C = np.asarray(kernel_matrix(problem.kernel, problem.X, columns, memory_budget=budget))
-    P = np.asarray(kernel_matrix(problem.kernel, columns, memory_budget=budget))
+    # every training point a column (the exact Hessian): P is C itself, not a second n × n
+    same = columns is problem.X
+    P = C if same else np.asarray(kernel_matrix(problem.kernel, columns, memory_budget=budget))
     c = C.shape[1]
     if problem.fit_intercept:
         C = np.hstack([C, np.ones((n, 1))])
@@ -280,6 +282,7 @@ def nystrom_newton_fold_out(problem, decision, full_gradient, folds, columns, *,
     C, P, c = _column_blocks(problem, columns)
     out = np.empty((n, r, len(folds)))
     n_steps = np.zeros((r, len(folds)), dtype=np.intp)
+    Cu_full = ops.matmul(C.T, full_gradient)  # Cᵀu(g): the same for every fold
     for i, fold in enumerate(folds):
         graph = fold.laplacian is not None and fold.lambda_intrinsic > 0
         CLC = ops.matmul(C.T, ops.sparse_matmul(fold.laplacian, C)) if graph else None
@@ -288,7 +291,7 @@ def nystrom_newton_fold_out(problem, decision, full_gradient, folds, columns, *,
             objective = _FoldObjective(
                 loss, fold.targets[:, j], np.asarray(fold.labeled, dtype=bool), fold.weight,
                 fold.laplacian if graph else None, fold.lambda_intrinsic,
-                ops.matmul(C.T, full_gradient[:, j]),
+                Cu_full[:, j],
             )  # fmt: skip
             g_i, n_steps[j, i] = _newton_in_span(objective, span, g[:, j], max_steps, tol)
             out[:, j, i] = g_i - g[:, j]
