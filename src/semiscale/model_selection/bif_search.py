@@ -19,12 +19,12 @@ from sklearn.exceptions import FitFailedWarning
 from .._progress import progress
 from .._random import check_random_state
 from ._evaluate import _ALL_ROWS, FoldResults, _freeze, graph_params_of
+from ._fold_objectives import check_folds
 from .bif import (
     MAX_NEWTON_STEPS,
     _check_estimator,
     _check_options,
     approximate_folds,
-    check_folds,
     fit_keeping_state,
     fold_scores,
     score_function,
