@@ -412,11 +412,13 @@ class ArrayOps:
             except sla.LinAlgWarning as w:
                 raise np.linalg.LinAlgError(str(w)) from None
 
+    def lu_factor_checked(self, A, *, overwrite_a=False):
+        """:meth:`lu_factor`, refusing what :meth:`solve` refuses: a ``LinAlgError`` when LAPACK's
+        reciprocal condition estimate (``gecon``) is below machine precision."""
+        return self._lu_factor_checked(A, overwrite_a)
+
     @staticmethod
-    def _lu_solve(A, B, overwrite_a):
-        # scipy.linalg.solve keeps the GIL through LAPACK's gesv (a 3,000² solve let another
-        # thread run 2 of 7 times), which froze progress displays and delayed Ctrl-C for the
-        # whole exact fit; lu_factor releases it.  The condition check is solve's: gecon.
+    def _lu_factor_checked(A, overwrite_a):
         A = np.asarray(A)
         anorm = np.linalg.norm(A, 1)
         lu, piv = sla.lu_factor(A, overwrite_a=overwrite_a, check_finite=False)
@@ -426,7 +428,15 @@ class ArrayOps:
             raise np.linalg.LinAlgError(
                 f"Ill-conditioned matrix (rcond={rcond:.6g}): result may not be accurate."
             )
-        return sla.lu_solve((lu, piv), B, check_finite=False)
+        return lu, piv
+
+    @classmethod
+    def _lu_solve(cls, A, B, overwrite_a):
+        # scipy.linalg.solve keeps the GIL through LAPACK's gesv (a 3,000² solve let another
+        # thread run 2 of 7 times), which froze progress displays and delayed Ctrl-C for the
+        # whole exact fit; lu_factor releases it.  The condition check is solve's: gecon.
+        factor = cls._lu_factor_checked(A, overwrite_a)
+        return sla.lu_solve(factor, B, check_finite=False)
 
     def lstsq(self, A, B):
         """Minimum-norm least-squares solution of ``A X = B`` (SVD-based LAPACK ``gelsd``)."""

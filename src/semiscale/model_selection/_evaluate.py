@@ -34,6 +34,7 @@ from sklearn.exceptions import FitFailedWarning
 from sklearn.utils import _safe_indexing
 
 from .._progress import log
+from ..solvers.exact import reusing_kernel_matrices
 from ._markers import estimator_marker, hide_labels
 
 __all__ = ["Evaluator", "FoldResults", "check_error_score", "graph_params_of", "reuses_graph"]
@@ -64,6 +65,11 @@ def _kernel_params_of(params: dict) -> dict:
         for k, v in params.items()
         if k in ("kernel", "random_state") or k.startswith("kernel__")
     }
+
+
+def kernel_key_of(point: dict) -> str:
+    """A sort key of a grid point's kernel setting (points with equal keys share a kernel)."""
+    return repr(sorted(_kernel_params_of(point).items()))
 
 
 def _freeze(params: dict) -> tuple:
@@ -222,6 +228,7 @@ class Evaluator:
         self.n_graph_fits = 0
         self.graph_time = 0.0
         self._graphs = {}  # (training key, graph key) -> fitted graph object
+        self._last_rows = None  # (training key, X of its rows): the last training set's array
         self._kernels = {}  # (training key, kernel key) -> resolved kernel or None
         self._precomputed = None
 
@@ -273,6 +280,8 @@ class Evaluator:
         """Forget the graphs of a training set that no fold uses any more."""
         for key in [k for k in self._graphs if k[0] == train_key]:
             del self._graphs[key]
+        if self._last_rows is not None and self._last_rows[0] == train_key:
+            self._last_rows = None
 
     # ------------------------------------------------------------------ kernels
     def _resolved_kernel(self, train_key, point, candidate, X_fit):
@@ -343,7 +352,14 @@ class Evaluator:
     def fit_one(self, candidate, point, fold, train_key, graph_key):
         """Fit ``candidate`` on ``fold`` and return ``(score, fit seconds, score seconds)``."""
         X, y = self.X, self.y
-        X_fit = X if train_key == _ALL_ROWS else _safe_indexing(X, fold.fit_rows)
+        if train_key == _ALL_ROWS:
+            X_fit = X
+        else:
+            # one array per training set, so that the points sharing a kernel share K(X, X)
+            # (the solvers recognise X by identity: reusing_kernel_matrices)
+            if self._last_rows is None or self._last_rows[0] != train_key:
+                self._last_rows = (train_key, _safe_indexing(X, fold.fit_rows))
+            X_fit = self._last_rows[1]
         y_fit = y[fold.fit_rows]
         if fold.transductive:
             positions = np.searchsorted(fold.fit_rows, fold.hidden_rows)
@@ -397,6 +413,8 @@ class Evaluator:
         for p, point in enumerate(points):
             key = _freeze(graph_params_of(point)) if self.reuse else ()
             groups.setdefault(key, []).append(p)
+        for point_ids in groups.values():  # points sharing a kernel one after the other
+            point_ids.sort(key=lambda p: kernel_key_of(points[p]))
 
         if self.laplacian is not None and trainings:
             # A given Laplacian that cannot be subset (wrong shape, normalized) is the caller's
@@ -404,6 +422,14 @@ class Evaluator:
             first_key, first_folds = next(iter(trainings.items()))
             self.graph_for(first_key, (), None, self.folds[first_folds[0]].fit_rows)
 
+        with reusing_kernel_matrices():  # K(X, X) shared by the points that share a kernel
+            self._run(trainings, groups, points, (scores, fit_times, score_times), estimators,
+                      keep_estimators)  # fmt: skip
+        return FoldResults(scores, fit_times, score_times, estimators if keep_estimators else [])
+
+    def _run(self, trainings, groups, points, out, estimators, keep_estimators):
+        scores, fit_times, score_times = out
+        n_points, n_folds = len(points), len(self.folds)
         total, done = n_points * n_folds, 0
         for train_key, fold_ids in trainings.items():
             for graph_key, point_ids in groups.items():
@@ -438,7 +464,6 @@ class Evaluator:
                             )
             if train_key != _ALL_ROWS:
                 self.release(train_key)
-        return FoldResults(scores, fit_times, score_times, estimators if keep_estimators else [])
 
 
 def check_error_score(error_score):

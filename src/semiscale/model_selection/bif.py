@@ -37,6 +37,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from sklearn import config_context
 from sklearn.base import clone, is_classifier
 from sklearn.metrics import get_scorer
 from sklearn.utils import _safe_indexing
@@ -46,7 +47,7 @@ from .._validation import check_X
 from ..linalg.ops import get_ops
 from ..losses import get_loss
 from ..models._fit_state import centring_offset, labeled_prior
-from ..solvers.exact import check_dense_fits
+from ..solvers.exact import check_dense_fits, keeping_factor
 from ..solvers.influence import (
     HessianSpec,
     curvature_weights,
@@ -61,8 +62,8 @@ from .folds import check_ssl_cv
 
 __all__ = ["HESSIANS", "STEPS", "bif_cross_val_predict", "bif_cross_val_score", "supports_bif"]
 
-#: How the Hessian is inverted.
-HESSIANS = ("nystrom", "exact")
+#: How the Hessian is inverted ("auto": :func:`resolve_hessian`).
+HESSIANS = ("auto", "nystrom", "exact")
 #: Which Hessian: the full fit's (paper 004's first-order BIF) or each fold-out objective's.
 STEPS = ("bif", "newton")
 #: Newton iterations per fold-out objective at most (``step="newton"``, non-quadratic losses).
@@ -111,19 +112,25 @@ def fit_keeping_state(estimator, X, y, laplacian=None, fit=None):
     """Fit a clone of ``estimator`` keeping its :class:`~semiscale.models._base.FitState`.
 
     ``fit(est)`` replaces ``est.fit(X, y, laplacian=laplacian)`` (the search's shared graph).
-    Returns the fitted estimator and the state, which is removed from the estimator.
+    Returns the fitted estimator, the state, which is removed from the estimator, and the LU
+    the exact solver factored (:class:`~semiscale.solvers.exact.KeptFactor`, None when the fit
+    had none to keep): the exact influence step reuses it.
     """
     est = clone(estimator)
     est._keep_fit_state = True
-    if fit is None:
-        est.fit(X, y, laplacian=laplacian)
-    else:
-        fit(est)
+    with keeping_factor() as kept:
+        if fit is None:
+            est.fit(X, y, laplacian=laplacian)
+        else:
+            fit(est)
     del est._keep_fit_state
     state = est.__dict__.pop("_fit_state_", None)
     if state is None:
         raise TypeError(f"{type(estimator).__name__}.fit did not keep its fit state")
-    return est, state
+    factor = kept[0] if kept else None
+    if factor is not None and factor.K.shape[0] != state.decision.shape[0]:
+        factor = None  # a factor of another span (the labeled rows' RLS)
+    return est, state, factor
 
 
 def _gradient(loss, g, targets, labeled, weight, laplacian, lambda_intrinsic):
@@ -170,14 +177,66 @@ def _fold_hessian(problem, g, fold):
     return HessianSpec(weights, fold.lambda_intrinsic, fold.laplacian)
 
 
+#: ``hessian="auto"``: the exact Hessian up to this many training points when the fit's LU
+#: serves every fold (paper 004's step; the squared loss's Newton step on transductive folds),
+#: and up to :data:`AUTO_EXACT_PER_FOLD` points when each fold's Hessian needs an LU of its own.
+AUTO_EXACT_SHARED = 4000
+#: See :data:`AUTO_EXACT_SHARED`.
+AUTO_EXACT_PER_FOLD = 500
+
+
+def _factor_serves_folds(state, factor, folds, step):
+    """Whether the fit's kept LU covers every fold's Hessian (:mod:`..solvers.influence`)."""
+    problem = state.problem
+    if factor is None:
+        return False
+    if step == "bif":
+        return True
+    if not get_loss(problem.loss).quadratic:
+        return False  # each fold's Newton iterations have Hessians of their own
+    return all(
+        fold.laplacian is problem.laplacian
+        and np.isclose(fold.lambda_intrinsic, problem.lambda_intrinsic, rtol=1e-12, atol=0.0)
+        for fold in folds
+    )
+
+
+def resolve_hessian(hessian, state, factor, folds, step, n):
+    """``hessian``, with ``"auto"`` resolved to ``"exact"`` or ``"nystrom"``.
+
+    ``"auto"`` takes the exact Hessian where it costs little beside the fit: up to
+    :data:`AUTO_EXACT_SHARED` (4,000) points when the fit's own LU serves every fold (then the
+    influence step costs O(n² l) for l labeled points, and K and the LU are the fit's, 2 × 128
+    MB at 4,000 points), and up to :data:`AUTO_EXACT_PER_FOLD` (500) points when every fold
+    needs an LU of its own (inductive folds, the hinges' Newton iterations), where t LUs cost
+    about t fits.  The Nyström Hessian beyond, and for models fitted on Nyström centers (their
+    centers give their exact step).
+    """
+    if hessian != "auto":
+        return hessian
+    X_fit = state.solution.X_fit
+    if X_fit is not None and X_fit.shape[0] < n:
+        return "nystrom"
+    try:
+        check_dense_fits(n + 1, state.problem.memory_budget, 4, "the exact BIF Hessian")
+    except ValueError:  # MemoryBudgetError: the exact Hessian does not fit the budget
+        return "nystrom"
+    if n <= AUTO_EXACT_PER_FOLD:
+        return "exact"
+    if n <= AUTO_EXACT_SHARED and _factor_serves_folds(state, factor, folds, step):
+        return "exact"
+    return "nystrom"
+
+
 def _fold_decisions(
     est, state, X, folds, hessian, step, n_columns, random_state,
-    max_newton_steps=MAX_NEWTON_STEPS,
+    max_newton_steps=MAX_NEWTON_STEPS, factor=None,
 ):  # fmt: skip
     """The approximate fold-out decisions, post-processed like ``fit`` does, per fold."""
     problem, g = state.problem, state.decision
     loss = get_loss(problem.loss)
     X_fit = state.solution.X_fit
+    hessian = resolve_hessian(hessian, state, factor, folds, step, X.shape[0])
     exact_span = hessian == "exact" and (X_fit is None or X_fit.shape[0] == X.shape[0])
     if step == "newton" and max_newton_steps > 1 and not loss.quadratic:
         # Newton iterations on each fold-out objective, in the span of the Hessian's columns
@@ -199,7 +258,7 @@ def _fold_decisions(
             specs = [_fold_hessian(problem, g, fold) for fold in folds]
             spec_of_fold = list(range(len(folds)))
         if exact_span:
-            delta_g = exact_fold_out(problem, delta_u, specs, spec_of_fold)
+            delta_g = exact_fold_out(problem, delta_u, specs, spec_of_fold, factor)
         else:
             columns = _columns(state, X, n_columns, random_state)
             delta_g = nystrom_fold_out(problem, delta_u, specs, spec_of_fold, columns)
@@ -226,7 +285,7 @@ def bif_cross_val_predict(
     *,
     cv=None,
     laplacian=None,
-    hessian="nystrom",
+    hessian="auto",
     step="newton",
     n_columns="sqrt",
     method="predict",
@@ -246,9 +305,13 @@ def bif_cross_val_predict(
         As :func:`~semiscale.model_selection.ssl_cross_validate` (None: 5 transductive folds).
     laplacian : sparse matrix, optional
         A Laplacian of the whole data set, replacing the estimator's graph.
-    hessian : {"nystrom", "exact"}, default="nystrom"
-        Nyström Hessian on the labeled points plus ``n_columns`` sampled ones (paper 004 §4),
-        or the dense exact one (O(n³), small data).
+    hessian : {"auto", "nystrom", "exact"}, default="auto"
+        ``"nystrom"``: the Nyström Hessian on the labeled points plus ``n_columns`` sampled
+        ones (paper 004 §4), O(n c²) per Hessian.  ``"exact"``: the dense one, by the fit's own
+        LU where it serves (paper 004's step; the squared loss's Newton step on transductive
+        folds: Woodbury on the labeled rows, O(n² l)), else one O(n³) LU per fold.
+        ``"auto"``: exact where that is cheap beside the fit, Nyström beyond
+        (:func:`resolve_hessian`).
     step : {"newton", "bif"}, default="newton"
         ``"newton"``: Newton with each fold-out objective's own Hessian (one factorization per
         fold and iteration): one step, exact for the squared loss up to the Hessian's
@@ -328,13 +391,14 @@ def _check_options(hessian, step, n_columns="sqrt", max_newton_steps=1):
 
 def approximate_folds(
     est, state, X, y, ssl_folds, marker, hessian, step, n_columns, seed, laplacian=None,
-    graph=None, max_newton_steps=MAX_NEWTON_STEPS,
+    graph=None, max_newton_steps=MAX_NEWTON_STEPS, factor=None,
 ):  # fmt: skip
     """Fold-out decisions of a fitted estimator (its kept ``state``) on ``ssl_folds``.
 
     ``laplacian`` is the one given to ``fit`` (None when the estimator built its graph) and
     ``graph`` the fitted graph object the fit's Laplacian came from when not ``est.graph_``
-    (a search's shared graph): inductive folds take their subgraphs from it.
+    (a search's shared graph): inductive folds take their subgraphs from it.  ``factor`` is
+    the fit's kept LU (:func:`fit_keeping_state`).
 
     Returns
     -------
@@ -343,7 +407,7 @@ def approximate_folds(
     """
     folds = build_folds(est, state, X, y, ssl_folds, marker, laplacian, graph)
     decisions = _fold_decisions(
-        est, state, X, folds, hessian, step, n_columns, seed, max_newton_steps
+        est, state, X, folds, hessian, step, n_columns, seed, max_newton_steps, factor
     )
     return [(fold.test_rows, dec) for fold, dec in zip(folds, decisions)]
 
@@ -361,10 +425,10 @@ def _bif_run(
     marker = estimator_marker(estimator, getattr(splitter, "unlabeled", -1))
     ssl_folds = list(splitter.split_ssl(X, y, unlabeled=marker))
     check_folds(estimator, X, y, ssl_folds, marker, hessian, laplacian)
-    est, state = fit_keeping_state(estimator, X, y, laplacian)
+    est, state, factor = fit_keeping_state(estimator, X, y, laplacian)
     pairs = approximate_folds(
         est, state, X, y, ssl_folds, marker, hessian, step, n_columns, random_state, laplacian,
-        max_newton_steps=max_newton_steps,
+        max_newton_steps=max_newton_steps, factor=factor,
     )  # fmt: skip
     return est, pairs, marker
 
@@ -373,6 +437,13 @@ def fold_scores(est, y, pairs, score, marker):
     """``score(truth, prediction)`` on each fold's held-out labeled rows."""
     y = np.asarray(y)
     scores = []
+    # the inputs are the search's own arrays: scikit-learn's checks of a metric's arguments
+    # cost ~3 ms a call, more than a fold's whole influence step at 1,000 points
+    with config_context(skip_parameter_validation=True):
+        return _fold_scores(est, y, pairs, score, marker, scores)
+
+
+def _fold_scores(est, y, pairs, score, marker, scores):
     for rows, dec in pairs:
         rows = rows[labeled_mask(y[rows], marker)]  # a splitter's test rows may be unlabeled
         if is_classifier(est):
@@ -411,7 +482,7 @@ def bif_cross_val_score(
     cv=None,
     scoring=None,
     laplacian=None,
-    hessian="nystrom",
+    hessian="auto",
     step="newton",
     n_columns="sqrt",
     random_state=None,

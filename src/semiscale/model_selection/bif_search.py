@@ -18,7 +18,8 @@ from sklearn.exceptions import FitFailedWarning
 
 from .._progress import progress
 from .._random import check_random_state
-from ._evaluate import _ALL_ROWS, FoldResults, _freeze, graph_params_of
+from ..solvers.exact import reusing_kernel_matrices
+from ._evaluate import _ALL_ROWS, FoldResults, _freeze, graph_params_of, kernel_key_of
 from ._fold_objectives import check_folds
 from .bif import (
     MAX_NEWTON_STEPS,
@@ -60,7 +61,7 @@ class BIFSearchCV(SSLGridSearchCV):
         inductive, ``SSLKFold(t, transductive=False)``.
     method : {"bif", "exact"}, default="bif"
         ``"exact"``: refit every fold (the search of ``SSLGridSearchCV``).
-    hessian : {"nystrom", "exact"}, default="nystrom"
+    hessian : {"auto", "nystrom", "exact"}, default="auto"
         See :func:`~semiscale.model_selection.bif_cross_val_predict`.
     step : {"newton", "bif"}, default="newton"
         See :func:`~semiscale.model_selection.bif_cross_val_predict`.
@@ -113,7 +114,7 @@ graph_time_, refit_time_, scorer_
         *,
         cv=5,
         method="bif",
-        hessian="nystrom",
+        hessian="auto",
         step="newton",
         n_columns="sqrt",
         scoring=None,
@@ -160,18 +161,32 @@ graph_time_, refit_time_, scorer_
         # one draw of the Nyström columns for every grid point: their scores stay comparable
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         n_points, n_folds = len(points), len(folds)
-        scores = np.full((n_points, n_folds), np.nan)
-        fit_times = np.zeros((n_points, n_folds))
-        score_times = np.zeros((n_points, n_folds))
+        out = (
+            np.full((n_points, n_folds), np.nan),
+            np.zeros((n_points, n_folds)),
+            np.zeros((n_points, n_folds)),
+        )
+        # points sharing a graph setting one after the other: each graph is built once; and
+        # within it those sharing a kernel: the exact solvers reuse K(X, X) between them
+        order = sorted(
+            range(n_points),
+            key=lambda p: (repr(_graph_key(evaluator, points[p])), kernel_key_of(points[p])),
+        )
+        with reusing_kernel_matrices():
+            self._evaluate_points(evaluator, points, folds, marker, order, seed, out)
+        return FoldResults(*out, [])
+
+    def _evaluate_points(self, evaluator, points, folds, marker, order, seed, out):
+        X, y = evaluator.X, evaluator.y
+        scores, fit_times, score_times = out
+        n_folds = len(folds)
         rows = np.arange(X.shape[0])
-        # points sharing a graph setting one after the other: each graph is built once
-        order = sorted(range(n_points), key=lambda p: repr(_graph_key(evaluator, points[p])))
         for p in progress(order, desc=type(self).__name__, verbose=self.verbose, unit="point"):
             point, graph_key = points[p], _graph_key(evaluator, points[p])
             candidate = clone(evaluator.estimator).set_params(**point)
             try:
                 tic = time.perf_counter()
-                est, state = fit_keeping_state(
+                est, state, factor = fit_keeping_state(
                     candidate,
                     X,
                     y,
@@ -184,7 +199,7 @@ graph_time_, refit_time_, scorer_
                 pairs = approximate_folds(
                     est, state, X, y, folds, marker, self.hessian, self.step, self.n_columns,
                     seed, evaluator.laplacian, evaluator._graphs.get((_ALL_ROWS, graph_key)),
-                    max_newton_steps=self.max_newton_steps,
+                    max_newton_steps=self.max_newton_steps, factor=factor,
                 )  # fmt: skip
                 scores[p] = fold_scores(est, y, pairs, self._score, marker)
                 score_seconds = time.perf_counter() - tic
@@ -200,7 +215,6 @@ graph_time_, refit_time_, scorer_
                 scores[p], fit_seconds, score_seconds = self.error_score, 0.0, 0.0
             fit_times[p] = fit_seconds / n_folds
             score_times[p] = score_seconds / n_folds
-        return FoldResults(scores, fit_times, score_times, [])
 
 
 def _graph_key(evaluator, point):

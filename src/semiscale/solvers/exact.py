@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -29,7 +31,13 @@ from .hessian_system import solve_hessian_system
 from .nystrom import solver_memory
 from .problem import QuadraticProblem, Solution
 
-__all__ = ["EXACT_SOLVERS", "solve_exact"]
+__all__ = [
+    "EXACT_SOLVERS",
+    "KeptFactor",
+    "keeping_factor",
+    "reusing_kernel_matrices",
+    "solve_exact",
+]
 
 
 #: What the dense direct LapRLS solve is called in its budget refusal.
@@ -49,6 +57,98 @@ def check_dense_fits(n: int, memory_budget, n_arrays: int, what: str) -> None:
             f"{what} needs {format_bytes(needed)} for n={n} points but memory_budget is "
             f"{format_bytes(budget)}; raise memory_budget, or use NystromLapRLS for large n"
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class KeptFactor:
+    r"""An LU factorization a fit computed, kept for approximate CV's influence step.
+
+    ``lu`` factors the ``n × n`` matrix
+
+    .. math::  F = \operatorname{diag}(a)\, K + λ_I L K + λ_A I
+
+    over all training rows, with ``a = row_weights`` (the direct solve's active rows: 1; the
+    shared LU of a Newton fit, ``B₀``: 0), ``L = laplacian`` and the λ's of that system; ``K``
+    is the kernel matrix it was built from (kept, not recomputed).
+    """
+
+    lu: tuple
+    K: np.ndarray
+    row_weights: np.ndarray
+    laplacian: object
+    lambda_ambient: float
+    lambda_intrinsic: float
+
+
+_KEPT: ContextVar[list | None] = ContextVar("semiscale_kept_factor", default=None)
+
+
+@contextmanager
+def keeping_factor():
+    """Inside this context the exact solvers keep their last LU factorization (a list that
+    holds at most one :class:`KeptFactor`, yielded); outside it nothing is kept.
+
+    The direct solve then holds K, the system and its LU at once (three ``n × n`` arrays, where
+    it otherwise holds two) and keeps the factor only when three fit ``memory_budget``.
+    """
+    holder: list = []
+    token = _KEPT.set(holder)
+    try:
+        yield holder
+    finally:
+        _KEPT.reset(token)
+
+
+def _keep(factor: KeptFactor) -> None:
+    holder = _KEPT.get()
+    if holder is not None:
+        holder.clear()
+        holder.append(factor)
+
+
+_REUSED: ContextVar[dict | None] = ContextVar("semiscale_reused_kernel", default=None)
+
+
+@contextmanager
+def reusing_kernel_matrices():
+    """Inside this context the exact solvers keep the last ``n × n`` kernel matrix they
+    computed and reuse it for the same ``X`` object and kernel parameters: the grid points of a
+    search that differ only in their regularization share one ``K(X, X)`` per training set.
+
+    The matrix is kept (one more ``n × n`` array) only when four such arrays fit
+    ``memory_budget``, and only for kernels whose parameters are numbers or strings.
+    """
+    token = _REUSED.set({})
+    try:
+        yield
+    finally:
+        _REUSED.reset(token)
+
+
+def _kernel_key(kernel):
+    """The kernel's class and parameters, or None when a parameter is not a plain value."""
+    params = kernel.get_params(deep=False)
+    plain = (bool, int, float, str, type(None), np.number)
+    if not all(isinstance(v, plain) for v in params.values()):
+        return None
+    return type(kernel).__module__, type(kernel).__qualname__, tuple(sorted(params.items()))
+
+
+def _kernel_matrix(qp: QuadraticProblem, writable: bool) -> np.ndarray:
+    """``K(X, X)`` in float64, from :func:`reusing_kernel_matrices`' store when it holds it
+    (copied when ``writable``: the caller may overwrite it)."""
+    store = _REUSED.get()
+    key = _kernel_key(qp.kernel) if store is not None else None
+    if key is not None and store.get("X") is qp.X and store.get("key") == key:
+        return store["K"].copy() if writable else store["K"]
+    K = np.asarray(kernel_matrix(qp.kernel, qp.X, memory_budget=qp.memory_budget), float)
+    n = K.shape[0]
+    if key is not None and 4 * n * n * 8 <= parse_memory_budget(qp.memory_budget):
+        store.clear()
+        # the store holds X itself: its id cannot be taken by another array while kept
+        store.update(X=qp.X, key=key, K=K)
+        return K.copy() if writable else K
+    return K
 
 
 def _support(qp: QuadraticProblem) -> np.ndarray:
@@ -135,6 +235,12 @@ class _ActiveSetFactor:
                 selector[labeled_index[cols], np.arange(cols.size)] = 1.0
                 self.G[:, cols] = ops.lu_solve(self.lu, selector)
         self.usable = bool(np.all(np.isfinite(self.G)))
+        if self.usable:
+            _keep(
+                KeptFactor(
+                    self.lu, K, np.zeros(n), qp.laplacian, qp.lambda_ambient, qp.lambda_intrinsic
+                )
+            )
         self.K_labeled = K[labeled_index]
         self.C = ops.matmul(self.K_labeled, self.G)
         self.norm_K = float(np.linalg.norm(self.K_labeled, 1))
@@ -259,7 +365,8 @@ def _solve_direct(qp: QuadraticProblem, options) -> Solution:
     K = None
     if cache is None or "K" not in cache:
         with stage(f"kernel matrix ({n}×{n})", qp.verbose):
-            K = np.asarray(kernel_matrix(qp.kernel, X, memory_budget=qp.memory_budget), float)
+            # a copy when reused: the direct solve forms its system in K, in place
+            K = _kernel_matrix(qp, writable=cache is None)
     if cache is not None:
         if "K" not in cache:
             cache["K"] = K
@@ -268,14 +375,38 @@ def _solve_direct(qp: QuadraticProblem, options) -> Solution:
         if solution is not None:
             return solution
         K = cache["K"].copy()
+    # approximate CV's influence step reuses K and the LU (keeping_factor): a third n × n array
+    # (not beside a Newton solve's cached K: its shared LU, B₀, is the one kept)
+    keep = cache is None and _KEPT.get() is not None
+    keep = keep and 3 * n * n * 8 <= parse_memory_budget(qp.memory_budget)
+    kernel = K.copy() if keep else None
     with stage(f"LapRLS direct solve ({n}×{n} LU)", qp.verbose):
         # System matrix A = J_a K + λ_I L K + λ_A I, formed in place in K, in column blocks.
         get_ops().laprls_system_inplace(
             K, L, np.flatnonzero(qp.active), qp.lambda_intrinsic, qp.lambda_ambient,
             qp.memory_budget,
         )  # fmt: skip
-        alpha = solve_or_lstsq(K, qp.rhs, what="LapRLS system")
+        alpha = _solve_keeping(K, qp, kernel) if keep else None
+        if alpha is None:
+            alpha = solve_or_lstsq(K, qp.rhs, what="LapRLS system")
     return Solution(X_fit=X, dual_coef=alpha, info={"system": "full", "n_fit": n})
+
+
+def _solve_keeping(A, qp: QuadraticProblem, K) -> np.ndarray | None:
+    """``A⁻¹ rhs`` by an LU that is kept (:func:`keeping_factor`) with ``K``; None when ``A`` is
+    singular or ill-conditioned (the caller's least-squares fallback then decides, and nothing
+    is kept).  The same factorization and condition test as ``solve_or_lstsq``."""
+    ops = get_ops()
+    try:
+        factor = ops.lu_factor_checked(A)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    alpha = ops.lu_solve(factor, qp.rhs)
+    if not np.all(np.isfinite(alpha)):
+        return None
+    weights = np.asarray(qp.active, dtype=np.float64)
+    _keep(KeptFactor(factor, K, weights, qp.laplacian, qp.lambda_ambient, qp.lambda_intrinsic))
+    return alpha
 
 
 def _solve_rls_cg(qp: QuadraticProblem, options) -> Solution:

@@ -103,6 +103,36 @@ def _column_groups(weights: np.ndarray):
     return groups
 
 
+#: Nyström Hessians up to this order are formed and solved with one BLAS thread.
+SMALL_HESSIAN = 512
+
+
+def _blas_limit(m):
+    """One BLAS thread for the products and factorizations of an ``m × m`` Hessian when small.
+
+    Threads gain nothing at that size, and on a loaded machine they lose: under the load of
+    other jobs on this project's 2-core machine a 134 × 134 Cholesky took 146 ms with
+    OpenBLAS's two threads and well under a millisecond with one, so that the influence step
+    cost more than the fit it expands (``benchmarks/results/bif_newton/README.md``).
+    """
+    return 1 if m <= SMALL_HESSIAN else None
+
+
+def _spd_solve(H, rhs, what):
+    """``H⁻¹ rhs`` for a symmetric positive definite ``H``: Cholesky, else LU / least squares.
+
+    The ops layer's Cholesky factor and triangular solves; a factor whose smallest pivot is
+    lost in round-off goes to the LU with its condition test (and least squares when
+    singular), as ``solve_or_lstsq`` does.
+    """
+    ops = get_ops()
+    try:
+        factor, _ = ops.jittered_cholesky(H, max_tries=0)
+    except np.linalg.LinAlgError:
+        return solve_or_lstsq(H, rhs, what=what)
+    return ops.cho_solve(factor, rhs)
+
+
 def _solves(specs, spec_of_fold, delta_u):
     """(spec, column group, folds) triples: each one Hessian and its right-hand sides."""
     spec_of_fold = np.asarray(spec_of_fold)
@@ -113,8 +143,187 @@ def _solves(specs, spec_of_fold, delta_u):
                 yield spec, group, folds
 
 
-def exact_fold_out(problem: ManifoldProblem, delta_u, specs, spec_of_fold) -> np.ndarray:
+class _SharedFactor:
+    r"""The fit's kept LU (:class:`~semiscale.solvers.exact.KeptFactor`) applied to a BIF
+    Hessian system by Woodbury's identity.
+
+    The fit factored ``F = diag(a) K + λ_I^F L K + λ_A^F I``.  A Hessian ``D = diag(h) + 2λ_I L``
+    on the same Laplacian, with the problem's λ's equal to ``s`` times the factor's, gives
+
+    .. math::
+
+        M = D K + 2λ_A I = 2s\,(F + E_S\, \operatorname{diag}(δ_S)\, K_{S\cdot}),\qquad
+        δ = h / (2s) − a ,
+
+    with ``S`` the rows where ``δ ≠ 0``: the labeled rows whose curvature a fold changes (its
+    own rows lose the loss term, the others take the weight ``l / l_i``).  With
+    ``G = F^{-1} E_S`` and ``C = K_{S\cdot} G``, computed once for all folds,
+
+    .. math::  (F + E_S δ K_{S\cdot})^{-1} r = w − G (I + δ C)^{-1} δ K_{S\cdot} w,
+               \qquad w = F^{-1} r ,
+
+    followed by one step of iterative refinement with the same factors.  O(n² |S|) once and
+    O(n² + |S|³) per right-hand side and fold, instead of an O(n³) LU per Hessian.  A Hessian
+    on another Laplacian or ``λ_I`` (inductive folds, ``intrinsic_reg="auto"``) is not covered.
+    """
+
+    def __init__(self, factor, problem: ManifoldProblem):
+        self.factor = factor
+        self.K = factor.K
+        f_amb, f_int = factor.lambda_ambient, factor.lambda_intrinsic
+        self.scale = problem.lambda_ambient / f_amb if f_amb > 0 else None
+        if self.scale is None and f_int > 0:
+            self.scale = problem.lambda_intrinsic / f_int
+        self.lambda_ambient = problem.lambda_ambient
+        self._rows = np.zeros(0, dtype=np.intp)
+        self._G = np.zeros((self.K.shape[0], 0))
+
+    def delta(self, spec: HessianSpec, h) -> np.ndarray | None:
+        """``δ`` of this Hessian, or None when the factor does not cover it."""
+        s, f = self.scale, self.factor
+        if s is None or not s > 0:
+            return None
+        same = np.isclose(self.lambda_ambient, s * f.lambda_ambient, rtol=1e-12, atol=0.0)
+        graph = spec.laplacian is not None and spec.lambda_intrinsic > 0
+        if graph:
+            same &= spec.laplacian is f.laplacian and np.isclose(
+                spec.lambda_intrinsic, s * f.lambda_intrinsic, rtol=1e-12, atol=0.0
+            )
+        else:
+            same &= f.lambda_intrinsic == 0 or f.laplacian is None
+        return h / (2.0 * s) - f.row_weights if same else None
+
+    def prepare(self, rows) -> None:
+        """``G`` and ``C`` for the rows ``rows`` (sorted): the union of every covered ``S``."""
+        ops = get_ops()
+        n = self.K.shape[0]
+        selector = np.zeros((n, rows.size))
+        selector[rows, np.arange(rows.size)] = 1.0
+        self._rows = rows
+        self._G = ops.lu_solve(self.factor.lu, selector)
+        self._C = ops.matmul(self.K[rows], self._G)
+
+    def _apply(self, R, items):
+        """``(F + E_S δ K_S·)⁻¹`` applied to the columns of ``R`` of every item, one batch.
+
+        ``items`` holds ``(δ, positions of its S among the prepared rows, its columns)``.
+        """
+        ops = get_ops()
+        W = ops.lu_solve(self.factor.lu, R)
+        if self._rows.size == 0:
+            return W
+        KW = ops.matmul(self.K[self._rows], W)
+        Y = np.zeros_like(KW)
+        with ops.blas_threads(1):  # |S| × |S| capacitance systems, one per fold
+            for delta, where, cols in items:
+                if where.size == 0:
+                    continue
+                d = delta[self._rows[where]][:, None]
+                M = d * self._C[np.ix_(where, where)]
+                M.flat[:: where.size + 1] += 1.0
+                Y[where[:, None], cols] = solve_or_lstsq(
+                    M, d * KW[where][:, cols], what="Woodbury capacitance of the BIF Hessian"
+                )
+        return W - ops.matmul(self._G, Y)
+
+    def _times(self, X, items):
+        """``(F + E_S δ K_S·) X`` per item's columns."""
+        ops = get_ops()
+        f = self.factor
+        KX = ops.matmul(self.K, X)
+        out = f.row_weights[:, None] * KX + f.lambda_ambient * X
+        if f.laplacian is not None and f.lambda_intrinsic > 0:
+            out += f.lambda_intrinsic * np.asarray(ops.sparse_matmul(f.laplacian, KX))
+        for delta, where, cols in items:
+            rows = self._rows[where]
+            out[rows[:, None], cols] += delta[rows][:, None] * KX[rows][:, cols]
+        return out
+
+    def solve(self, problems) -> list:
+        """``M⁻¹ rhs`` for every ``(δ, rhs)`` of ``problems`` (``δ`` from :meth:`delta`), with
+        one LU solve, one product with ``K`` and one with ``G`` for all of them per pass."""
+        items, blocks, start = [], [], 0
+        for delta, rhs in problems:
+            rows = np.flatnonzero(delta)
+            cols = np.arange(start, start + rhs.shape[1])
+            items.append((delta, np.searchsorted(self._rows, rows), cols))
+            blocks.append(rhs)
+            start += rhs.shape[1]
+        R = np.hstack(blocks)
+        X = self._apply(R, items)
+        X += self._apply(R - self._times(X, items), items)  # one step of refinement
+        X /= 2.0 * self.scale
+        return [X[:, cols] for _, _, cols in items]
+
+
+def _shared_factor(problem, factor, specs, spec_of_fold, n):
+    """A :class:`_SharedFactor` and, per spec index, its ``δ`` (None: a dense LU of its own);
+    None when the kept factor covers no spec, or when its Woodbury rows would cost more than
+    the LUs they replace (``2n²|S|`` against ``⅔n³`` per covered Hessian)."""
+    if factor is None or factor.K.shape[0] != n:
+        return None, {}
+    shared = _SharedFactor(factor, problem)
+    deltas, rows = {}, np.zeros(n, dtype=bool)
+    for index in sorted(set(np.asarray(spec_of_fold).tolist())):
+        spec = specs[index]
+        groups = _column_groups(spec.weights)
+        if len(groups) != 1:
+            continue
+        delta = shared.delta(spec, spec.weights[:, 0])
+        if delta is not None:
+            deltas[index] = delta
+            rows |= delta != 0
+    if not deltas or 3 * rows.sum() > n * len(deltas):
+        return None, {}
+    shared.prepare(np.flatnonzero(rows))
+    return shared, deltas
+
+
+def _shared_fold_out(shared, deltas, index_of, triples, delta_u, K, intercept, out):
+    """``δg`` of the ``triples`` the kept factor covers, written into ``out``; with a bias, the
+    bordered system by its Schur complement on the bias (one more right-hand side, ``D 1``)."""
+    ops = get_ops()
+    n = delta_u.shape[0]
+    problems, d1s = [], []
+    for spec, group, folds in triples:
+        rhs = delta_u[:, group][:, :, folds].reshape(n, -1)
+        if intercept:
+            d1 = spec.weights[:, group[0]][:, None] + _graph_times(spec, np.ones((n, 1)))
+            rhs = np.hstack([rhs, d1])
+            d1s.append(d1)
+        problems.append((deltas[index_of[id(spec)]], rhs))
+    solutions = shared.solve(problems)
+    zs = []
+    for k, z in enumerate(solutions):
+        if intercept:
+            rhs, d1 = problems[k][1][:, :-1], d1s[k]
+            z, m_d1 = z[:, :-1], z[:, -1:]
+            row = ops.matmul(d1.T, K)  # 1ᵀ D K
+            bias = (rhs.sum(axis=0) - ops.matmul(row, z)) / (
+                float(d1.sum()) - float(ops.matmul(row, m_d1)[0, 0])
+            )
+            z = z - m_d1 * bias
+            zs.append((z, bias))
+        else:
+            zs.append((z, None))
+    dg_all = -ops.matmul(K, np.hstack([z for z, _ in zs]))
+    start = 0
+    for (_spec, group, folds), (z, bias) in zip(triples, zs):
+        dg = dg_all[:, start : start + z.shape[1]]
+        start += z.shape[1]
+        if bias is not None:
+            dg = dg - bias
+        out[:, np.asarray(group)[:, None], folds[None, :]] = dg.reshape(n, len(group), -1)
+
+
+def exact_fold_out(
+    problem: ManifoldProblem, delta_u, specs, spec_of_fold, factor=None
+) -> np.ndarray:
     """First-order fold-out changes ``δg`` (module docstring) by dense LU solves.
+
+    Hessians that the fit's own LU covers (``factor``; :class:`_SharedFactor`) reuse it by
+    Woodbury's identity instead of an LU each: paper 004's step (the fit's Hessian), and the
+    Newton step of the squared loss on transductive folds.
 
     Parameters
     ----------
@@ -126,6 +335,9 @@ def exact_fold_out(problem: ManifoldProblem, delta_u, specs, spec_of_fold) -> np
         The Hessians used: ``[fit_hessian(...)]`` for paper 004's step, or one per fold.
     spec_of_fold : sequence of int, length t
         Which spec each fold's step uses.
+    factor : KeptFactor or None
+        The fit's LU (:func:`semiscale.solvers.exact.keeping_factor`), reused where it covers
+        a Hessian.
 
     Returns
     -------
@@ -134,13 +346,28 @@ def exact_fold_out(problem: ManifoldProblem, delta_u, specs, spec_of_fold) -> np
     """
     ops = get_ops()
     n = delta_u.shape[0]
-    # K, 2λ_I L K (one per Laplacian), the system M and a temporary of the sparse product
-    check_dense_fits(n + 1, problem.memory_budget, 4, "the exact BIF Hessian")
-    K = np.asarray(kernel_matrix(problem.kernel, problem.X, memory_budget=problem.memory_budget))
+    shared, deltas = _shared_factor(problem, factor, specs, spec_of_fold, n)
+    if shared is not None and len(deltas) == len(specs):
+        K = shared.K  # every Hessian by the kept factor: no n × n array besides the fit's
+    else:
+        # K, 2λ_I L K (one per Laplacian), the system M and a temporary of the sparse product
+        check_dense_fits(n + 1, problem.memory_budget, 4, "the exact BIF Hessian")
+        K = shared.K if shared is not None else None
+        if K is None:
+            K = np.asarray(
+                kernel_matrix(problem.kernel, problem.X, memory_budget=problem.memory_budget)
+            )
     intercept = bool(problem.fit_intercept)
     out = np.empty_like(delta_u)
     graph_parts = {}  # 2λ_I L K per (Laplacian, λ_I)
-    for spec, group, folds in _solves(specs, spec_of_fold, delta_u):
+    index_of = {id(spec): index for index, spec in enumerate(specs)}
+    triples = list(_solves(specs, spec_of_fold, delta_u))
+    covered = [tr for tr in triples if index_of[id(tr[0])] in deltas]
+    if covered:
+        _shared_fold_out(shared, deltas, index_of, covered, delta_u, K, intercept, out)
+    for spec, group, folds in triples:
+        if index_of[id(spec)] in deltas:
+            continue
         h = spec.weights[:, group[0]]
         size = n + 1 if intercept else n
         M = np.zeros((size, size))
@@ -207,23 +434,24 @@ def nystrom_fold_out(problem: ManifoldProblem, delta_u, specs, spec_of_fold, col
     m = C.shape[1]
     graph_parts = {}  # Φ̃ᵀ L Φ̃ per Laplacian object
     out = np.empty_like(delta_u)
-    for spec, group, folds in _solves(specs, spec_of_fold, delta_u):
-        H = 2.0 * problem.lambda_ambient * P
-        if spec.laplacian is not None and spec.lambda_intrinsic > 0:
-            key = id(spec.laplacian)
-            if key not in graph_parts:
-                graph_parts[key] = ops.matmul(C.T, ops.sparse_matmul(spec.laplacian, C))
-            H += 2.0 * spec.lambda_intrinsic * graph_parts[key]
-        h = spec.weights[:, group[0]]
-        H += ops.matmul(C.T, h[:, None] * C)
-        # symmetric by construction; average away the round-off of the products
-        H = 0.5 * (H + H.T)
-        scale = max(float(np.abs(np.diag(H)).max()), 1e-300)
-        H.flat[: c * (m + 1) : m + 1] += 1e-12 * scale  # P's round-off
-        rhs = ops.matmul(C.T, delta_u[:, group][:, :, folds].reshape(n, -1))
-        z = solve_or_lstsq(H, rhs, assume_a="pos", overwrite_a=True, what="Nyström BIF Hessian")
-        dg = -ops.matmul(C, z)
-        out[:, np.asarray(group)[:, None], folds[None, :]] = dg.reshape(n, len(group), -1)
+    with ops.blas_threads(_blas_limit(m)):
+        for spec, group, folds in _solves(specs, spec_of_fold, delta_u):
+            H = 2.0 * problem.lambda_ambient * P
+            if spec.laplacian is not None and spec.lambda_intrinsic > 0:
+                key = id(spec.laplacian)
+                if key not in graph_parts:
+                    graph_parts[key] = ops.matmul(C.T, ops.sparse_matmul(spec.laplacian, C))
+                H += 2.0 * spec.lambda_intrinsic * graph_parts[key]
+            h = spec.weights[:, group[0]]
+            H += ops.matmul(C.T, h[:, None] * C)
+            # symmetric by construction; average away the round-off of the products
+            H = 0.5 * (H + H.T)
+            scale = max(float(np.abs(np.diag(H)).max()), 1e-300)
+            H.flat[: c * (m + 1) : m + 1] += 1e-12 * scale  # P's round-off
+            rhs = ops.matmul(C.T, delta_u[:, group][:, :, folds].reshape(n, -1))
+            z = _spd_solve(H, rhs, "Nyström BIF Hessian")
+            dg = -ops.matmul(C, z)
+            out[:, np.asarray(group)[:, None], folds[None, :]] = dg.reshape(n, len(group), -1)
     return out
 
 
@@ -283,18 +511,19 @@ def nystrom_newton_fold_out(problem, decision, full_gradient, folds, columns, *,
     out = np.empty((n, r, len(folds)))
     n_steps = np.zeros((r, len(folds)), dtype=np.intp)
     Cu_full = ops.matmul(C.T, full_gradient)  # Cᵀu(g): the same for every fold
-    for i, fold in enumerate(folds):
-        graph = fold.laplacian is not None and fold.lambda_intrinsic > 0
-        CLC = ops.matmul(C.T, ops.sparse_matmul(fold.laplacian, C)) if graph else None
-        span = _Span(C, P, c, CLC, problem.lambda_ambient)
-        for j in range(r):
-            objective = _FoldObjective(
-                loss, fold.targets[:, j], np.asarray(fold.labeled, dtype=bool), fold.weight,
-                fold.laplacian if graph else None, fold.lambda_intrinsic,
-                Cu_full[:, j],
-            )  # fmt: skip
-            g_i, n_steps[j, i] = _newton_in_span(objective, span, g[:, j], max_steps, tol)
-            out[:, j, i] = g_i - g[:, j]
+    with ops.blas_threads(_blas_limit(C.shape[1])):
+        for i, fold in enumerate(folds):
+            graph = fold.laplacian is not None and fold.lambda_intrinsic > 0
+            CLC = ops.matmul(C.T, ops.sparse_matmul(fold.laplacian, C)) if graph else None
+            span = _Span(C, P, c, CLC, problem.lambda_ambient)
+            for j in range(r):
+                objective = _FoldObjective(
+                    loss, fold.targets[:, j], np.asarray(fold.labeled, dtype=bool), fold.weight,
+                    fold.laplacian if graph else None, fold.lambda_intrinsic,
+                    Cu_full[:, j],
+                )  # fmt: skip
+                g_i, n_steps[j, i] = _newton_in_span(objective, span, g[:, j], max_steps, tol)
+                out[:, j, i] = g_i - g[:, j]
     return out, n_steps
 
 
@@ -360,7 +589,7 @@ def _newton_in_span(objective, span, g, max_steps, tol):
         H = 0.5 * (H + H.T)
         scale = max(float(np.abs(np.diag(H)).max()), 1e-300)
         H.flat[: c * (m + 1) : m + 1] += 1e-12 * scale  # P's round-off
-        direction = -solve_or_lstsq(H, grad, assume_a="pos", what="Nyström BIF Hessian")
+        direction = -_spd_solve(H, grad, "Nyström BIF Hessian")
         move = ops.matmul(C, direction)
         slope, size = float((grad * direction).sum()), 1.0
         while True:
