@@ -15,10 +15,19 @@ PASS/FAIL reading of issue 14's "no significant difference" and "faster than t-C
 for each criterion.  Every shared paper004 dataset but cpusmall (whose exact t-CV paper004
 runs once, and whose exact Hessian is 5,734 x 5,734).
 
+Issue 26 adds the column ``BIFSearchCV() default`` (``hessian="auto"``: the exact Hessian up
+to 500 training points, here housing only, the Nyström one beyond) on ten repeats at t = 5, with
+exact t-CV run here on the seven repeats paper004 did not record (the ``t-CV`` column merges
+both), and on paper004's three repeats at t = 10 and 20; and a speed benchmark, ``speed``:
+exact t-CV against the default t-BIF on paper004's larger sets and on exact LapRLS with 1,000
+points (:data:`SPEED_CASES`), in CPU seconds with one BLAS thread.
+
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded searches are kept)::
 
     SEMISCALE_DATA=/work/shared/datasets python -m semiscale.bench.studies.bif_newton \\
         --out benchmarks/results/bif_newton
+    OPENBLAS_NUM_THREADS=1 SEMISCALE_DATA=/work/shared/datasets \\
+        python -m semiscale.bench.studies.bif_newton speed --out benchmarks/results/bif_newton
 """
 
 from __future__ import annotations
@@ -43,59 +52,98 @@ VARIANTS = {
     "Newton, Nyström": ("nystrom", 1),
     "Newton, exact Hessian": ("exact", 1),
     "Newton iterated, Nyström": ("nystrom", 20),
+    "BIFSearchCV() default": ("auto", 20),
 }
 #: The report's columns: paper004's two criteria, then this study's variants.
 CRITERIA = ("t-CV", "t-BIF", *VARIANTS)
+#: Issue 26: the default (``hessian="auto"``) against exact t-CV on ten repeats at t = 5, exact
+#: t-CV run here on the repeats paper004 did not record (3, ..., 9); the default's other t on
+#: paper004's three repeats.
+EXTENDED_REPEATS = tuple(range(10))
+EXTENDED_FOLDS = (5,)
+DEFAULT = "BIFSearchCV() default"
+#: This study's own exact t-CV records (the repeats paper004 lacks), merged with paper004's.
+CV_VARIANT = "t-CV"
 #: Significance level of the paired test (paper004's).
 ALPHA = 0.05
 PAPER004 = Path("benchmarks/results/paper004/records.jsonl")
+
+
+def _plan():
+    """(dataset, repeat, t, variant) in the order run: the first runs' cells, then issue 26's
+    ten repeats at t = 5 (repeat by repeat, so that a cut run has whole repeats), then the
+    default's t = 10 and 20 on paper004's repeats."""
+    first = [
+        (name, r, t, variant)
+        for name in DATASETS
+        for r in REPEATS
+        for t in FOLDS
+        for variant in VARIANTS
+        if variant != DEFAULT
+    ]
+    paper004 = _paper004_records()
+    extended = []
+    for r in EXTENDED_REPEATS:
+        for name in DATASETS:
+            for t in EXTENDED_FOLDS:
+                extended.append((name, r, t, DEFAULT))
+                if (name, r, t, "t-CV") not in paper004:
+                    extended.append((name, r, t, CV_VARIANT))
+    others = [
+        (name, r, t, DEFAULT)
+        for r in REPEATS
+        for name in DATASETS
+        for t in FOLDS
+        if t not in EXTENDED_FOLDS
+    ]
+    return first + extended + others
 
 
 def run(records, save):
     from ..paper004 import METHODS, PROTOCOL, _data, chosen_test_error
 
     done = {(r["dataset"], r["repeat"], r["t"], r["variant"]) for r in records}
-    for name in DATASETS:
-        for r in REPEATS:
-            split = None
-            for t in FOLDS:
-                for variant, (hessian, max_newton_steps) in VARIANTS.items():
-                    if (name, r, t, variant) in done:
-                        continue
-                    if split is None:
-                        split, observed, classification = _data(PROTOCOL, name, r, None)
-                    search = METHODS.build(
-                        "BIF", {"select": {"t": t}}, None, protocol=PROTOCOL, dataset=name, seed=r
-                    )
-                    search.set_params(
-                        step="newton", hessian=hessian, max_newton_steps=max_newton_steps
-                    )
-                    tic = time.perf_counter()
-                    try:
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            search.fit(split.X_train, observed)
-                    except ValueError as exc:  # e.g. too few labels of a class for t folds
-                        records.append(
-                            {"dataset": name, "repeat": r, "t": t, "variant": variant,
-                             "error": f"{type(exc).__name__}: {exc}"}
-                        )  # fmt: skip
-                        save()
-                        continue
-                    seconds = time.perf_counter() - tic
-                    error = chosen_test_error(search, split, classification)
-                    records.append(
-                        {
-                            "dataset": name,
-                            "repeat": r,
-                            "t": t,
-                            "variant": variant,
-                            "test_error": error,
-                            "seconds": seconds,
-                            "best_params": {k: float(v) for k, v in search.best_params_.items()},
-                        }
-                    )
-                    save()
+    loaded = {}
+    for name, r, t, variant in _plan():
+        if (name, r, t, variant) in done:
+            continue
+        if (name, r) not in loaded:
+            loaded.clear()
+            loaded[(name, r)] = _data(PROTOCOL, name, r, None)
+        split, observed, classification = loaded[(name, r)]
+        method = "CV" if variant == CV_VARIANT else "BIF"
+        search = METHODS.build(
+            method, {"select": {"t": t}}, None, protocol=PROTOCOL, dataset=name, seed=r
+        )
+        if method == "BIF":
+            hessian, max_newton_steps = VARIANTS[variant]
+            search.set_params(step="newton", hessian=hessian, max_newton_steps=max_newton_steps)
+        tic = time.perf_counter()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                search.fit(split.X_train, observed)
+        except ValueError as exc:  # e.g. too few labels of a class for t folds
+            records.append(
+                {"dataset": name, "repeat": r, "t": t, "variant": variant,
+                 "error": f"{type(exc).__name__}: {exc}"}
+            )  # fmt: skip
+            save()
+            continue
+        seconds = time.perf_counter() - tic
+        error = chosen_test_error(search, split, classification)
+        records.append(
+            {
+                "dataset": name,
+                "repeat": r,
+                "t": t,
+                "variant": variant,
+                "test_error": error,
+                "seconds": seconds,
+                "best_params": {k: float(v) for k, v in search.best_params_.items()},
+            }
+        )
+        save()
 
 
 def _paper004_records(path=PAPER004):
@@ -114,13 +162,17 @@ def _paper004_records(path=PAPER004):
 
 def _by_repeat(records, paper004, name, t, criterion):
     """repeat -> record of one criterion's searches on (dataset, t)."""
+    own = {
+        r["repeat"]: r
+        for r in records
+        if (r["dataset"], r["t"], r["variant"]) == (name, t, criterion) and "error" not in r
+    }
     if criterion in VARIANTS:
-        return {
-            r["repeat"]: r
-            for r in records
-            if (r["dataset"], r["t"], r["variant"]) == (name, t, criterion) and "error" not in r
-        }
-    return {k[1]: v for k, v in paper004.items() if k[0] == name and k[2:] == (t, criterion)}
+        return own
+    out = {k[1]: v for k, v in paper004.items() if k[0] == name and k[2:] == (t, criterion)}
+    if criterion == CV_VARIANT:  # paper004's repeats, and this study's for the others
+        out.update({r: rec for r, rec in own.items() if r not in out})
+    return out
 
 
 def summarize(records, paper004=None):
@@ -218,10 +270,140 @@ def write_report(results, out):
             passed, names, failing = v[key]
             verdict = "PASS" if passed else "FAIL: " + ", ".join(failing)
             lines.append(f"- {criterion}, {text}: **{verdict}** (judged: {', '.join(names)})")
+    lines += _speed_lines(out)
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
+#: Issue 26's speed cases: (name, dataset, training points or None for paper004's split,
+#: folds "inductive" | "transductive", estimator "paper004" | "laprls").  paper004's larger
+#: sets with its protocol, and exact LapRLS on 1,000 points of two regression sets with a
+#: 27-point grid and BIFSearchCV's default (transductive) folds.
+SPEED_CASES = (
+    ("LapRLS abalone 1,000", "abalone", 1000, "transductive", "laprls"),
+    ("space_ga", "space_ga", None, "inductive", "paper004"),
+    ("abalone", "abalone", None, "inductive", "paper004"),
+    ("a1a", "a1a", None, "inductive", "paper004"),
+    ("madelon", "madelon", None, "inductive", "paper004"),
+    ("LapRLS space_ga 1,000", "space_ga", 1000, "transductive", "laprls"),
+)
+SPEED_FOLDS = (10, 20)
+#: Issue 26's target: t-BIF at least this fraction of the bound t (1 − 1/t)³ faster.
+SPEED_FRACTION = 0.7
+
+
+def _speed_searches(case, t, seed=0):
+    """(exact t-CV search, default t-BIF search, X, y) of one speed case."""
+    import dataclasses
+
+    from ...graph import KNNGraph
+    from ...kernels import RBF
+    from ...model_selection import BIFSearchCV, SSLKFold
+    from ...models import LapRLSRegressor
+    from ..paper004 import METHODS, PROTOCOL, _data
+
+    _, dataset, n, folds, kind = case
+    protocol = PROTOCOL if n is None else dataclasses.replace(PROTOCOL, max_samples=int(n / 0.7))
+    split, observed, _ = _data(protocol, dataset, seed, None)
+    if kind == "paper004":
+        cv, bif = (
+            METHODS.build(m, {"select": {"t": t}}, None, protocol=PROTOCOL, dataset=dataset,
+                          seed=seed)
+            for m in ("CV", "BIF")
+        )  # fmt: skip
+        bif.set_params(hessian="auto", step="newton", max_newton_steps=20)  # the defaults
+        return cv, bif, split.X_train, observed
+    est = LapRLSRegressor(kernel=RBF(gamma=1.0), graph=KNNGraph(n_neighbors=8, random_state=seed))
+    grid = {
+        "kernel__gamma": [1 / 2, 1 / 32, 1 / 512],
+        "intrinsic_reg": [0.01, 1.0, 100.0],
+        "ambient_reg": [1e-6, 1e-4, 1e-2],
+    }
+    splitter = SSLKFold(t, transductive=folds == "transductive", random_state=seed)
+    common = {"cv": splitter, "scoring": "neg_mean_squared_error", "refit": False}
+    cv = BIFSearchCV(est, grid, method="exact", **common)
+    bif = BIFSearchCV(est, grid, random_state=seed, **common)
+    return cv, bif, split.X_train, observed
+
+
+def speed(out):
+    """Time exact t-CV and the default t-BIF on :data:`SPEED_CASES` (one search each, repeat
+    0), writing ``speed.json`` to ``out``."""
+    import threadpoolctl
+
+    path = Path(out) / "speed.json"
+    rows = json.loads(path.read_text()) if path.exists() else []
+    done = {(r["case"], r["t"]) for r in rows}
+    for case in SPEED_CASES:
+        for t in SPEED_FOLDS:
+            if (case[0], t) in done:
+                continue
+            cv, bif, X, y = _speed_searches(case, t)
+            seconds, cpu, chosen = {}, {}, {}
+            for label, search in (("cv", cv), ("bif", bif)):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    tic, cpu_tic = time.perf_counter(), time.process_time()
+                    search.fit(X, y)
+                    seconds[label] = time.perf_counter() - tic
+                    cpu[label] = time.process_time() - cpu_tic
+                chosen[label] = {k: float(v) for k, v in search.best_params_.items()}
+            bound = t * (1 - 1 / t) ** 3
+            rows.append(
+                {
+                    "case": case[0], "t": t, "n": int(X.shape[0]), "folds": case[3],
+                    "cv_seconds": seconds["cv"], "bif_seconds": seconds["bif"],
+                    "cv_cpu_seconds": cpu["cv"], "bif_cpu_seconds": cpu["bif"],
+                    "speedup": cpu["cv"] / cpu["bif"],
+                    "wall_speedup": seconds["cv"] / seconds["bif"], "bound": bound,
+                    "target": SPEED_FRACTION * bound, "same_choice": chosen["cv"] == chosen["bif"],
+                    "blas_threads": [
+                        info.get("num_threads") for info in threadpoolctl.threadpool_info()
+                    ],
+                }
+            )  # fmt: skip
+            path.write_text(json.dumps(rows, indent=1))
+            print(rows[-1], flush=True)
+    return rows
+
+
+def _speed_lines(out):
+    path = Path(out) / "speed.json"
+    if not path.exists():
+        return []
+    lines = [
+        "",
+        "## Speed (issue 26)",
+        "",
+        "`OPENBLAS_NUM_THREADS=1 python -m semiscale.bench.studies.bif_newton speed --out "
+        "benchmarks/results/bif_newton` (one search each, repeat 0). CPU seconds (one BLAS "
+        "thread, so that the CPU time is the work done whatever the load of the shared machine;"
+        " wall seconds in `speed.json`) of exact t-CV and of `BIFSearchCV()`'s default t-BIF "
+        "on the same grid and folds, with the same reuse (graphs, kernel widths and K(X, X) "
+        "per kernel setting); target: t-CV / t-BIF at least 0.7 t (1 − 1/t)³:",
+        "",
+        "| case | n | folds | t | t-CV CPU s | t-BIF CPU s | speed-up | 0.7 × bound |"
+        " same choice | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in json.loads(path.read_text()):
+        verdict = "PASS" if r["speedup"] >= r["target"] else "FAIL"
+        lines.append(
+            f"| {r['case']} | {r['n']} | {r['folds']} | {r['t']} | {r['cv_cpu_seconds']:.1f} | "
+            f"{r['bif_cpu_seconds']:.1f} | {r['speedup']:.1f}x | {r['target']:.1f}x | "
+            f"{'yes' if r['same_choice'] else 'no'} | {verdict} |"
+        )
+    return lines
+
+
 def main(argv=None):
+    import sys
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["speed"]:
+        out = Path(argv[argv.index("--out") + 1])
+        out.mkdir(parents=True, exist_ok=True)
+        speed(out)
+        return
     run_study(argv, __doc__.split("\n")[0], (run,), summarize, write_report)
 
 
