@@ -68,6 +68,33 @@ def test_underflowing_weights_do_not_make_the_hierarchy_nan():
     assert np.all(np.isfinite(M.apply(np.ones(A.shape[0]))))
 
 
+def test_a_degree_below_one_over_the_largest_float_does_not_make_the_setup_nan():
+    # a million two-moons points (seed 2) gave a point of degree 3.9e-315, whose 1/d overflows
+    # to inf inside pyamg's evolution strength; such a row keeps no edge in P and is inverted
+    # alone
+    _, _, y_ssl, L = _graph_and_labels(n_per_class=400, n_classes=2)
+    W = -sp.csr_matrix(L)
+    W.setdiag(0)
+    W.eliminate_zeros()
+    W = W.tolil()
+    for j in W.rows[5]:
+        W[5, j] = W[j, 5] = 1e-317
+    W = W.tocsr()
+    A = sp.csr_matrix(sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W)
+    assert 0 < A.diagonal()[5] < 1 / np.finfo(float).max
+    M = AMGPreconditioner(A)
+    assert 5 in M.isolated
+    for level in M.hierarchy.levels:
+        assert np.all(np.isfinite(level.A.data))
+    Minv = _dense_inverse(M, A.shape[0])
+    assert np.all(np.isfinite(Minv))
+    np.testing.assert_allclose(
+        Minv, Minv.T, atol=1e-10 * np.abs(Minv[np.ix_(M.coupled, M.coupled)]).max()
+    )
+    model = PoissonClassifier(solver="amg").fit(np.zeros((A.shape[0], 1)), y_ssl, laplacian=A)
+    assert np.all(np.isfinite(model.scores_))
+
+
 def test_a_non_positive_diagonal_is_refused_with_the_fix():
     A = sp.csr_matrix(np.diag([1.0, 0.0, 2.0]))
     with pytest.raises(ValueError, match="positive diagonal.*solver='cg'"):

@@ -37,12 +37,21 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["AMG_MAX_COARSE", "AMG_OPTIONS", "DROP_TOL", "SHIFT", "AMGPreconditioner"]
+__all__ = [
+    "AMG_MAX_COARSE",
+    "AMG_OPTIONS",
+    "DROP_TOL",
+    "MAX_INVERSE",
+    "SHIFT",
+    "AMGPreconditioner",
+]
 
 #: Off-diagonal entries below ``DROP_TOL`` times the largest one are left out of the hierarchy.
 DROP_TOL = 1e-12
 #: Relative diagonal shift of ``P``: every row sum positive.
 SHIFT = 1e-8
+#: Cap of ``1/P_ii`` on the rows that keep no edge in ``P`` (a finite Jacobi step).
+MAX_INVERSE = 1e300
 #: Size of the coarsest level, solved by a dense pseudo-inverse (pyamg's default is 10; a larger
 #: coarsest level means fewer levels, each V-cycle sweep being sequential C++).
 AMG_MAX_COARSE = 500
@@ -99,16 +108,30 @@ class AMGPreconditioner:
         P.data[drop] = 0.0
         P = P + sp.diags(SHIFT * diagonal, format="csr")
         P.eliminate_zeros()
-        self.hierarchy = pyamg.smoothed_aggregation_solver(P.tocsr(), **AMG_OPTIONS)
+        # A row left with its diagonal only is its own block of P: V-cycles of it are 1/P_ii,
+        # which the hierarchy's Jacobi-type steps (evolution strength's D⁻¹) would overflow
+        # to inf for a degree below 1/DBL_MAX (1e-315 happens on a million two-moons points).
+        kept = np.bincount(rows[off & ~drop], minlength=A.shape[0])
+        self.isolated = np.flatnonzero(kept == 0)
+        self.coupled = np.flatnonzero(kept > 0)
+        with np.errstate(over="ignore"):
+            self.isolated_inverse = np.minimum(1.0 / P.diagonal()[self.isolated], MAX_INVERSE)
+        P_coupled = P[self.coupled][:, self.coupled] if self.isolated.size else P
+        self.hierarchy = (
+            pyamg.smoothed_aggregation_solver(P_coupled.tocsr(), **AMG_OPTIONS)
+            if self.coupled.size
+            else None
+        )
 
     def apply(self, V):
         """``M⁻¹ V`` for an ``(n,)`` vector or an ``(n, r)`` block."""
         V = np.asarray(V, dtype=np.float64)
         block = V.reshape(V.shape[0], -1)
         out = np.empty_like(block)
-        for j in range(block.shape[1]):
-            rhs = block[:, j]
-            out[:, j] = self.hierarchy.solve(
+        out[self.isolated] = block[self.isolated] * self.isolated_inverse[:, None]
+        for j in range(block.shape[1] if self.hierarchy is not None else 0):
+            rhs = block[self.coupled, j]
+            out[self.coupled, j] = self.hierarchy.solve(
                 rhs, x0=np.zeros_like(rhs), tol=1e-300, maxiter=1, cycle="V", accel=None
             )
         return out.reshape(V.shape)
