@@ -57,8 +57,12 @@ class HarmonicClassifier(_GraphLearningClassifier):
         Laplacian works (normalized, powers, a ridge).  Ignored when ``fit`` receives
         ``laplacian=``.  A copy is fitted (``graph_``); it takes the estimator's
         ``memory_budget``, ``n_jobs`` and ``random_state`` where its own are None.
-    class_mass_normalization : bool, default=False
-        Rescale each class by its prior over its mass before the arg max (CMN).
+    class_mass_normalization : bool, default=True
+        Rescale each class by its prior over its mass before the arg max (CMN).  The default
+        since it was measured to help at every label count: on usps's 7,291 training images
+        (default graph, 5 label draws) plain Laplace learning labels 39.4 / 73.3 / 81.5 /
+        92.8 % of the unlabeled images right at 1 / 3 / 5 / 10 labels per class, CMN 90.7 /
+        94.6 / 94.9 / 95.2 %.  False gives the plain harmonic solution's arg max.
     class_prior : {"uniform"}, array-like of shape (n_classes,) or None, default=None
         The class proportions ``q`` of CMN (in the order of ``classes_``, normalized to sum to
         1); None estimates them from the labeled points.  Also the scores of points that no
@@ -169,7 +173,7 @@ class HarmonicClassifier(_GraphLearningClassifier):
     def __init__(
         self,
         graph=DEFAULT_GRAPH,
-        class_mass_normalization=False,
+        class_mass_normalization=True,
         class_prior=None,
         solver="auto",
         tol=1e-3,
