@@ -72,7 +72,7 @@ def test_a_degree_below_one_over_the_largest_float_does_not_make_the_setup_nan()
     # a million two-moons points (seed 2) gave a point of degree 3.9e-315, whose 1/d overflows
     # to inf inside pyamg's evolution strength; such a row keeps no edge in P and is inverted
     # alone
-    _, _, y_ssl, L = _graph_and_labels(n_per_class=400, n_classes=2)
+    _, y, y_ssl, L = _graph_and_labels(n_per_class=400, n_classes=2)
     W = -sp.csr_matrix(L)
     W.setdiag(0)
     W.eliminate_zeros()
@@ -91,8 +91,12 @@ def test_a_degree_below_one_over_the_largest_float_does_not_make_the_setup_nan()
     np.testing.assert_allclose(
         Minv, Minv.T, atol=1e-10 * np.abs(Minv[np.ix_(M.coupled, M.coupled)]).max()
     )
-    model = PoissonClassifier(solver="amg").fit(np.zeros((A.shape[0], 1)), y_ssl, laplacian=A)
-    assert np.all(np.isfinite(model.scores_))
+
+    for Estimator in (PoissonClassifier, HarmonicClassifier):
+        for solver in ("amg", "cg"):  # Jacobi's 1/d overflowed too: NaN scores, 50 % right
+            model = Estimator(solver=solver).fit(np.zeros((A.shape[0], 1)), y_ssl, laplacian=A)
+            assert np.all(np.isfinite(model.scores_))
+            assert np.mean(model.transduction_ == y) > 0.95
 
 
 def test_a_non_positive_diagonal_is_refused_with_the_fix():

@@ -53,7 +53,7 @@ from .._random import RANDOM_STATE_CONSTRAINT
 from .._validation import check_classification_targets, validate_X
 from ..graph import DisconnectedGraphWarning, connected_components
 from ..linalg.ops import get_ops
-from ..solvers.amg import AMGPreconditioner
+from ..solvers.amg import MAX_INVERSE, AMGPreconditioner
 from ..solvers.cg import cg
 from ._base import (
     UNLABELED_CONSTRAINT,
@@ -124,7 +124,10 @@ AMG_MAX_ITER = 1000
 def _jacobi(A):
     """``V ↦ diag(A)⁻¹ V`` (rows with a non-positive diagonal are left as they are)."""
     diagonal = A.diagonal()
-    inverse = np.where(diagonal > 0, 1.0 / np.where(diagonal > 0, diagonal, 1.0), 1.0)
+    # capped: a degree below 1/DBL_MAX (1e-315 on a million two-moons points) would give inf
+    with np.errstate(over="ignore"):
+        inverse = np.where(diagonal > 0, 1.0 / np.where(diagonal > 0, diagonal, 1.0), 1.0)
+    np.minimum(inverse, MAX_INVERSE, out=inverse)
     return lambda V: V * inverse[:, None]
 
 
