@@ -110,6 +110,14 @@ def test_top_level_lazy_exports():
 
     for name in semiscale.__all__:
         assert getattr(semiscale, name) is not None
+    # every public estimator and model-selection tool is at the top level (LapSVC, NystromLapSVC,
+    # SparseLapCVM*, BIFSearchCV and bif_cross_val_* were missing)
+    import semiscale.model_selection
+    import semiscale.models
+
+    for module in (semiscale.models, semiscale.model_selection):
+        for name in module.__all__:
+            assert getattr(semiscale, name) is getattr(module, name), name
     with pytest.raises(AttributeError):
         semiscale.not_a_name  # noqa: B018
 

@@ -1,6 +1,8 @@
 """semiscale: scalable graph-based semi-supervised learning.
 
 The public names below are imported lazily (on first access), so ``import semiscale`` stays cheap.
+Every estimator of :mod:`semiscale.models` and every tool of :mod:`semiscale.model_selection` is
+among them (``tests/test_memory_validation.py`` checks that none is missing).
 """
 
 from importlib import import_module
@@ -10,8 +12,14 @@ __version__ = "0.1.0"
 _PUBLIC = {
     "KNNGraph": "semiscale.graph",
     "PrecomputedGraph": "semiscale.graph",
+    "DisconnectedGraphWarning": "semiscale.graph",
+    "BIFSearchCV": "semiscale.model_selection",
+    "SSLFold": "semiscale.model_selection",
     "SSLGridSearchCV": "semiscale.model_selection",
     "SSLKFold": "semiscale.model_selection",
+    "SSLScorer": "semiscale.model_selection",
+    "bif_cross_val_predict": "semiscale.model_selection",
+    "bif_cross_val_score": "semiscale.model_selection",
     "make_ssl_scorer": "semiscale.model_selection",
     "get_ssl_scorer": "semiscale.model_selection",
     "ssl_cross_validate": "semiscale.model_selection",
@@ -28,8 +36,12 @@ _PUBLIC = {
     "PoissonClassifier": "semiscale.models",
     "LapRLSClassifier": "semiscale.models",
     "LapRLSRegressor": "semiscale.models",
+    "LapSVC": "semiscale.models",
     "NystromLapRLSClassifier": "semiscale.models",
     "NystromLapRLSRegressor": "semiscale.models",
+    "NystromLapSVC": "semiscale.models",
+    "SparseLapCVMClassifier": "semiscale.models",
+    "SparseLapCVMRegressor": "semiscale.models",
     "load_dataset": "semiscale.datasets",
     "make_two_moons": "semiscale.datasets",
     "ssl_split": "semiscale.datasets",
