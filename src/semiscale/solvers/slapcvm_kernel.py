@@ -73,21 +73,54 @@ class SLapCVMKernel:
         ``(u, v, weight, scale)`` from :func:`graph_edges`.
     labeled_ridge, edge_ridge : float
         ``μm/C`` and ``|E|μ/(Cθ)``, added on the diagonal of the labeled and edge items.
+    nonnegative : bool, default=False
+        Whether the base kernel's values are ≥ 0 (the RBF and Laplacian kernels): it tightens
+        the bound on the edge items' diagonal that :meth:`eta` prunes with.
     """
 
-    def __init__(self, kernel, X, labeled, y, edges, labeled_ridge, edge_ridge):
+    def __init__(
+        self, kernel, X, labeled, y, edges, labeled_ridge, edge_ridge, *, nonnegative=False
+    ):
         self.kernel = kernel
+        self.nonnegative = bool(nonnegative)
         self.X = X
         self.labeled = np.asarray(labeled, dtype=np.intp)
         self.y = np.asarray(y, dtype=float)
         u, v, weight, scale = edges
         self.u, self.v = np.asarray(u, dtype=np.intp), np.asarray(v, dtype=np.intp)
-        root = np.sqrt(np.asarray(weight, dtype=float))
-        # ψ̃_e = a_e φ̃(x_u) − b_e φ̃(x_v) and τ_e = a_e − b_e
-        self.a, self.b = root / scale[self.u], root / scale[self.v]
-        self.tau = self.a - self.b
+        self.weight = np.asarray(weight, dtype=float)
+        scale = np.asarray(scale, dtype=float)
+        # None: s ≡ 1 (unnormalized), a_e = b_e = √w_e and τ_e = 0 need no pass over the edges
+        self.scale = None if np.all(scale == 1.0) else scale
         self.labeled_ridge, self.edge_ridge = float(labeled_ridge), float(edge_ridge)
         self.m, self.n_edges = self.labeled.size, self.u.size
+
+    def _coefficients(self, e):
+        """``(a_e, b_e, τ_e)`` of the edges ``e``: ψ̃_e = a_e φ̃(x_u) − b_e φ̃(x_v), τ_e = a_e − b_e.
+
+        Computed for the edges asked for only, so that a fit touches O(core set + candidates)
+        edges per iteration, not all |E|.
+        """
+        root = np.sqrt(self.weight[e])
+        if self.scale is None:
+            return root, root, np.zeros_like(root)
+        a, b = root / self.scale[self.u[e]], root / self.scale[self.v[e]]
+        return a, b, a - b
+
+    @property
+    def a(self):
+        """a_e of every edge."""
+        return self._coefficients(slice(None))[0]
+
+    @property
+    def b(self):
+        """b_e of every edge."""
+        return self._coefficients(slice(None))[1]
+
+    @property
+    def tau(self):
+        """τ_e = a_e − b_e of every edge (the bias coordinate of ψ̃_e)."""
+        return self._coefficients(slice(None))[2]
 
     @property
     def n_items(self) -> int:
@@ -112,8 +145,9 @@ class SLapCVMKernel:
         e = (items[edge] - self.m) % max(self.n_edges, 1)
         sign = np.where(items[edge] - self.m < self.n_edges, 1.0, -1.0)
         rows[edge, 0], rows[edge, 1] = self.u[e], self.v[e]
-        coef[edge, 0], coef[edge, 1] = sign * self.a[e], -sign * self.b[e]
-        bias[edge] = sign * self.tau[e]
+        a, b, tau = self._coefficients(e)
+        coef[edge, 0], coef[edge, 1] = sign * a, -sign * b
+        bias[edge] = sign * tau
         return rows, coef, bias
 
     def block(self, rows_items, cols_items) -> np.ndarray:
@@ -146,6 +180,55 @@ class SLapCVMKernel:
         value = coef[:, 0] ** 2 * k_uu + coef[:, 1] ** 2 * k_vv + 2 * coef[:, 0] * coef[:, 1] * k_uv
         ridge = np.where(items < self.m, self.labeled_ridge, self.edge_ridge)
         return value + bias**2 + ridge
+
+    def eta(self, labeled_linear) -> float:
+        r"""``η = max_a (K̃_aa − v_a)`` over every item, v the labeled items' linear terms.
+
+        The center-constrained MEB (9) needs ``Δ_a = η − K̃_aa + v_a ≥ 0`` for every item.  The
+        m labeled items are evaluated; the 2|E| edge items (both copies of an edge share their
+        diagonal) are first bounded without a kernel evaluation and evaluated only where the
+        bound exceeds the largest value found so far.  With ``κ² = sup_x k(x, x)``
+        (``kernel.kappa2``, 1 for stationary kernels) and ``|k(x_u, x_v)| ≤ κ²``
+        (Cauchy–Schwarz),
+
+        .. math::
+
+            K̃_{ee} = a_e^2 k_{uu} + b_e^2 k_{vv} - 2 a_e b_e k_{uv} + τ_e^2 + c_E
+            \le (a_e^2 + b_e^2 + 2 a_e b_e [k \not\ge 0]) κ^2 + τ_e^2 + c_E ,
+
+        the cross term dropping for a kernel with values ≥ 0 (``nonnegative``).  For the
+        paper's setting (RBF, unnormalized graph, Gaussian weights w ≤ 1, so
+        ``K̃_ee ≤ 2w_e + c_E``) against the labeled items' ``2 + (mμ − 2)/C``, only the edges
+        with ``w_e > 1 − (2 − mμ)/(2C) − c_E/2`` are evaluated: the pass is elementwise over
+        the |E| weights, and the kernel evaluations stay few.  A kernel without ``kappa2`` (e.g.
+        linear) has every edge evaluated.  The result is the exact maximum either way.
+
+        Parameters
+        ----------
+        labeled_linear : float or ndarray of shape (m,)
+            ``v`` on the labeled items (0 on the edge items).
+        """
+        linear = np.broadcast_to(np.asarray(labeled_linear, dtype=float), (self.m,))
+        eta = float(np.max(self.diag(np.arange(self.m)) - linear)) if self.m else -np.inf
+        if self.n_edges == 0:
+            return eta
+        kappa2 = getattr(self.kernel, "kappa2", None)
+        if kappa2 is None:
+            check = np.arange(self.n_edges)
+        elif self.scale is None:
+            # a = b = √w, τ = 0: the bound is (2 or 4)·w·κ² + c_E, one comparison per weight
+            factor = (2.0 if self.nonnegative else 4.0) * kappa2
+            check = np.flatnonzero(self.weight > (eta - self.edge_ridge) / factor)
+        else:
+            a, b, tau = self._coefficients(slice(None))
+            square = a**2 + b**2
+            if not self.nonnegative:
+                square += 2.0 * a * b
+            bound = square * kappa2 + tau**2 + self.edge_ridge
+            check = np.flatnonzero(bound > eta)
+        if check.size:
+            eta = max(eta, float(self.diag(self.m + check).max()))
+        return eta
 
     def expansion(self, coefficients):
         """``(points, weights, bias)`` of ``f = Σ_a coefficients_a z_a``'s kernel expansion.
