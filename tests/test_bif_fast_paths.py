@@ -266,3 +266,49 @@ def test_spd_solve_matches_the_lu_solve_and_falls_back_when_singular():
     with pytest.warns(RuntimeWarning, match="least-squares"):
         x = _spd_solve(low_rank, rhs, "H")
     np.testing.assert_allclose(low_rank @ x, rhs, atol=1e-8 * np.abs(rhs).max())
+
+
+@pytest.mark.parametrize("loss", ["squared", "huber_hinge"])
+def test_nystrom_step_blocks_shared_across_grid_points_change_no_score(monkeypatch, loss):
+    """Inductive folds with the Nyström Hessian: the column blocks (per kernel), their
+    Laplacian products and the folds' subgraphs (per search) are computed once, not per grid
+    point, and the scores are those of a search that recomputes them."""
+    import semiscale.model_selection._fold_objectives as fold_objectives
+    import semiscale.solvers.influence as influence
+
+    X, y_reg, y_clf = _data(160)
+    if loss == "squared":
+        est, y = LapRLSRegressor(kernel=RBF(gamma=1.0), graph=_graph()), y_reg
+    else:
+        est = LapSVC(solver="primal", loss="huber_hinge", kernel=RBF(gamma=1.0), graph=_graph())
+        y = y_clf
+    grid = {"kernel__gamma": [0.5, 2.0], "intrinsic_reg": [0.1, 1.0, 10.0]}
+    cv = SSLKFold(3, transductive=False, random_state=0)
+    counts = {"blocks": 0, "subgraphs": 0}
+    blocks, embedded = influence._compute_column_blocks, fold_objectives._embedded
+
+    def counting_blocks(*args):
+        counts["blocks"] += 1
+        return blocks(*args)
+
+    def counting_subgraphs(*args):
+        counts["subgraphs"] += 1
+        return embedded(*args)
+
+    monkeypatch.setattr(influence, "_compute_column_blocks", counting_blocks)
+    monkeypatch.setattr(fold_objectives, "_embedded", counting_subgraphs)
+
+    def search():
+        return BIFSearchCV(est, grid, cv=cv, hessian="nystrom", refit=False, random_state=0).fit(
+            X, y
+        )
+
+    shared = search().cv_results_
+    assert counts == {"blocks": 2, "subgraphs": 3}  # per kernel width; per fold
+    counts.update(blocks=0, subgraphs=0)
+    with monkeypatch.context() as m:
+        m.setattr(bif_search_module, "reusing_step_blocks", contextlib.nullcontext)
+        recomputed = search().cv_results_
+    assert counts == {"blocks": 6, "subgraphs": 18}  # per grid point; per point and fold
+    for key in ("mean_test_score", "split0_test_score", "split2_test_score"):
+        np.testing.assert_array_equal(shared[key], recomputed[key])

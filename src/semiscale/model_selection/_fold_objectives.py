@@ -18,6 +18,7 @@ from sklearn.base import is_classifier
 
 from .._validation import check_classification_targets
 from ..solvers.exact import check_dense_fits
+from ..solvers.influence import shared_fold_laplacian
 from ._markers import hide_labels, labeled_mask
 
 __all__ = ["build_folds", "check_folds"]
@@ -64,13 +65,17 @@ def _subgraphs(graph, X, given, fitted):
     return PrecomputedGraph(fitted, X, kind="laplacian")
 
 
-def _fold_laplacian(problem, subgraphs, fit_rows, n):
+def _fold_laplacian(problem, subgraphs, fit_rows, n, source):
+    """The fold's Laplacian over n rows: the subgraph induced on ``fit_rows`` of the graph
+    ``source`` (the fitted graph's adjacency, or the Laplacian), shared between grid points
+    inside a search (:func:`~semiscale.solvers.influence.shared_fold_laplacian`)."""
     if problem.laplacian is None:
         return None
     if fit_rows.size == n:
         return problem.laplacian
-    graph = subgraphs().fit_rows(fit_rows)
-    return _embedded(graph.laplacian_, fit_rows, n)
+    return shared_fold_laplacian(
+        source, fit_rows, lambda: _embedded(subgraphs().fit_rows(fit_rows).laplacian_, fit_rows, n)
+    )
 
 
 def _fold_targets(est, y, labeled, fit_rows, n, marker):
@@ -146,6 +151,10 @@ def build_folds(est, state, X, y, ssl_folds, marker, laplacian=None, graph=None)
             cached.append(_subgraphs(owner, X, laplacian, problem.laplacian))
         return cached[0]
 
+    # what the subgraphs are taken from (as _subgraphs): the graph's adjacency, or the Laplacian
+    owner = graph if graph is not None else getattr(est, "graph_", None)
+    adjacency = getattr(owner, "adjacency_", None) if laplacian is None else None
+    source = adjacency if adjacency is not None else problem.laplacian
     folds = []
     for fold in ssl_folds:
         fit_rows = np.sort(np.asarray(fold.fit_rows))
@@ -156,7 +165,7 @@ def build_folds(est, state, X, y, ssl_folds, marker, laplacian=None, graph=None)
         l_fold = int(labeled.sum())
         if l_fold == 0:
             raise ValueError("a fold leaves no labeled point to fit: use fewer folds (cv)")
-        L = _fold_laplacian(problem, subgraphs, fit_rows, n)
+        L = _fold_laplacian(problem, subgraphs, fit_rows, n, source)
         lam_i = 0.0
         if L is not None and problem.lambda_intrinsic > 0:
             intrinsic = est._resolve_intrinsic_reg(fit_rows.size, l_fold)

@@ -34,6 +34,7 @@ resolved on all points, and inductive folds use the induced subgraph where exact
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 
 import numpy as np
@@ -108,17 +109,29 @@ def _check_estimator(estimator):
         )
 
 
-def fit_keeping_state(estimator, X, y, laplacian=None, fit=None):
+def wants_factor(hessian, step, n, ssl_folds) -> bool:
+    """Whether the influence step may use the fit's LU: keeping it costs a copy of K and one
+    more ``n × n`` array during the fit, for nothing when the Nyström Hessian will serve
+    (:func:`resolve_hessian`: inductive folds above :data:`AUTO_EXACT_PER_FOLD` points)."""
+    if hessian != "auto":
+        return hessian == "exact"
+    if n <= AUTO_EXACT_PER_FOLD:
+        return True
+    transductive = all(np.asarray(fold.fit_rows).size == n for fold in ssl_folds)
+    return n <= AUTO_EXACT_SHARED and (step == "bif" or transductive)
+
+
+def fit_keeping_state(estimator, X, y, laplacian=None, fit=None, keep_factor=True):
     """Fit a clone of ``estimator`` keeping its :class:`~semiscale.models._base.FitState`.
 
     ``fit(est)`` replaces ``est.fit(X, y, laplacian=laplacian)`` (the search's shared graph).
     Returns the fitted estimator, the state, which is removed from the estimator, and the LU
     the exact solver factored (:class:`~semiscale.solvers.exact.KeptFactor`, None when the fit
-    had none to keep): the exact influence step reuses it.
+    had none to keep or ``keep_factor`` is False): the exact influence step reuses it.
     """
     est = clone(estimator)
     est._keep_fit_state = True
-    with keeping_factor() as kept:
+    with keeping_factor() if keep_factor else contextlib.nullcontext([]) as kept:
         if fit is None:
             est.fit(X, y, laplacian=laplacian)
         else:
@@ -425,7 +438,8 @@ def _bif_run(
     marker = estimator_marker(estimator, getattr(splitter, "unlabeled", -1))
     ssl_folds = list(splitter.split_ssl(X, y, unlabeled=marker))
     check_folds(estimator, X, y, ssl_folds, marker, hessian, laplacian)
-    est, state, factor = fit_keeping_state(estimator, X, y, laplacian)
+    keep = wants_factor(hessian, step, X.shape[0], ssl_folds)
+    est, state, factor = fit_keeping_state(estimator, X, y, laplacian, keep_factor=keep)
     pairs = approximate_folds(
         est, state, X, y, ssl_folds, marker, hessian, step, n_columns, random_state, laplacian,
         max_newton_steps=max_newton_steps, factor=factor,

@@ -19,6 +19,7 @@ from sklearn.exceptions import FitFailedWarning
 from .._progress import progress
 from .._random import check_random_state
 from ..solvers.exact import reusing_kernel_matrices
+from ..solvers.influence import reusing_step_blocks
 from ._evaluate import _ALL_ROWS, FoldResults, _freeze, graph_params_of, kernel_key_of
 from ._fold_objectives import check_folds
 from .bif import (
@@ -29,6 +30,7 @@ from .bif import (
     fit_keeping_state,
     fold_scores,
     score_function,
+    wants_factor,
 )
 from .search import SSLGridSearchCV
 
@@ -167,12 +169,13 @@ graph_time_, refit_time_, scorer_
             np.zeros((n_points, n_folds)),
         )
         # points sharing a graph setting one after the other: each graph is built once; and
-        # within it those sharing a kernel: the exact solvers reuse K(X, X) between them
+        # within it those sharing a kernel: the exact solvers reuse K(X, X) between them, the
+        # Nyström steps their column blocks (and the folds' subgraphs are built once)
         order = sorted(
             range(n_points),
             key=lambda p: (repr(_graph_key(evaluator, points[p])), kernel_key_of(points[p])),
         )
-        with reusing_kernel_matrices():
+        with reusing_kernel_matrices(), reusing_step_blocks():
             self._evaluate_points(evaluator, points, folds, marker, order, seed, out)
         return FoldResults(*out, [])
 
@@ -181,6 +184,7 @@ graph_time_, refit_time_, scorer_
         scores, fit_times, score_times = out
         n_folds = len(folds)
         rows = np.arange(X.shape[0])
+        keep_factor = wants_factor(self.hessian, self.step, X.shape[0], folds)
         for p in progress(order, desc=type(self).__name__, verbose=self.verbose, unit="point"):
             point, graph_key = points[p], _graph_key(evaluator, points[p])
             candidate = clone(evaluator.estimator).set_params(**point)
@@ -193,6 +197,7 @@ graph_time_, refit_time_, scorer_
                     fit=lambda e, point=point, key=graph_key: evaluator._fit(
                         e, point, X, y, rows, _ALL_ROWS, key
                     ),
+                    keep_factor=keep_factor,
                 )
                 fit_seconds = time.perf_counter() - tic
                 tic = time.perf_counter()

@@ -134,21 +134,21 @@ def _kernel_key(kernel):
     return type(kernel).__module__, type(kernel).__qualname__, tuple(sorted(params.items()))
 
 
-def _kernel_matrix(qp: QuadraticProblem, writable: bool) -> np.ndarray:
-    """``K(X, X)`` in float64, from :func:`reusing_kernel_matrices`' store when it holds it
-    (copied when ``writable``: the caller may overwrite it)."""
+def _kernel_matrix(qp: QuadraticProblem):
+    """``(K(X, X) in float64, whether it is kept)``: from :func:`reusing_kernel_matrices`'
+    store when it holds it, else computed (and stored); a kept K must not be written."""
     store = _REUSED.get()
     key = _kernel_key(qp.kernel) if store is not None else None
     if key is not None and store.get("X") is qp.X and store.get("key") == key:
-        return store["K"].copy() if writable else store["K"]
+        return store["K"], True
     K = np.asarray(kernel_matrix(qp.kernel, qp.X, memory_budget=qp.memory_budget), float)
     n = K.shape[0]
     if key is not None and 4 * n * n * 8 <= parse_memory_budget(qp.memory_budget):
         store.clear()
         # the store holds X itself: its id cannot be taken by another array while kept
         store.update(X=qp.X, key=key, K=K)
-        return K.copy() if writable else K
-    return K
+        return K, True
+    return K, False
 
 
 def _support(qp: QuadraticProblem) -> np.ndarray:
@@ -362,11 +362,17 @@ def _solve_direct(qp: QuadraticProblem, options) -> Solution:
     cache = options.get("kernel_cache")
     if cache is not None and 3 * n * n * 8 > parse_memory_budget(qp.memory_budget):
         cache = None
-    K = None
+    # approximate CV's influence step reuses K and the LU (keeping_factor): a third n × n array
+    # (not beside a Newton solve's cached K: its shared LU, B₀, is the one kept)
+    keep = cache is None and _KEPT.get() is not None
+    keep = keep and 3 * n * n * 8 <= parse_memory_budget(qp.memory_budget)
+    K = kernel = None
     if cache is None or "K" not in cache:
         with stage(f"kernel matrix ({n}×{n})", qp.verbose):
-            # a copy when reused: the direct solve forms its system in K, in place
-            K = _kernel_matrix(qp, writable=cache is None)
+            # the direct solve forms its system in K, in place: one copy when K is kept (by
+            # the reuse of kernel matrices or for the influence step), none otherwise
+            kernel, reused = _kernel_matrix(qp)
+            K = kernel.copy() if (reused or keep) and cache is None else kernel
     if cache is not None:
         if "K" not in cache:
             cache["K"] = K
@@ -375,11 +381,6 @@ def _solve_direct(qp: QuadraticProblem, options) -> Solution:
         if solution is not None:
             return solution
         K = cache["K"].copy()
-    # approximate CV's influence step reuses K and the LU (keeping_factor): a third n × n array
-    # (not beside a Newton solve's cached K: its shared LU, B₀, is the one kept)
-    keep = cache is None and _KEPT.get() is not None
-    keep = keep and 3 * n * n * 8 <= parse_memory_budget(qp.memory_budget)
-    kernel = K.copy() if keep else None
     with stage(f"LapRLS direct solve ({n}×{n} LU)", qp.verbose):
         # System matrix A = J_a K + λ_I L K + λ_A I, formed in place in K, in column blocks.
         get_ops().laprls_system_inplace(

@@ -38,9 +38,13 @@ writes with the ``ε``-derivative of the graph term (equal to first order).  Two
 
 from __future__ import annotations
 
+import hashlib
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..linalg import kernel_matrix
 from ..linalg.ops import get_ops
@@ -51,6 +55,8 @@ from .problem import ManifoldProblem
 
 __all__ = [
     "HessianSpec",
+    "reusing_step_blocks",
+    "shared_fold_laplacian",
     "curvature_weights",
     "exact_fold_out",
     "fit_hessian",
@@ -116,6 +122,14 @@ def _blas_limit(m):
     cost more than the fit it expands (``benchmarks/results/bif_newton/README.md``).
     """
     return 1 if m <= SMALL_HESSIAN else None
+
+
+def _weighted_gram(C, h):
+    """``Cᵀ diag(h) C`` over the rows where ``h ≠ 0`` only: the loss's curvature lives on the
+    labeled rows (10 % of paper 004's points), so this is l·m² work, not n·m²."""
+    rows = np.flatnonzero(h)
+    Cr = C[rows]
+    return get_ops().matmul(Cr.T, h[rows, None] * Cr)
 
 
 def _spd_solve(H, rhs, what):
@@ -397,10 +411,87 @@ def exact_fold_out(
     return out
 
 
+_BLOCKS: ContextVar[dict | None] = ContextVar("semiscale_bif_blocks", default=None)
+
+
+@contextmanager
+def reusing_step_blocks():
+    """Inside this context the Nyström influence steps of successive grid points share what
+    does not depend on their regularization: the column blocks ``C``, ``P`` of the last kernel
+    and columns, and ``CᵀL_iC`` of each fold's Laplacian for them (a search fits its points
+    kernel by kernel, :class:`~semiscale.model_selection.BIFSearchCV`); and the folds'
+    subgraph Laplacians (:func:`shared_fold_laplacian`)."""
+    token = _BLOCKS.set({"columns": {}, "laplacians": {}})
+    try:
+        yield
+    finally:
+        _BLOCKS.reset(token)
+
+
+def shared_fold_laplacian(source, fit_rows, build):
+    """``build()``, the Laplacian of a fold's subgraph of the graph object ``source``, built once
+    per ``(source, rows)`` inside :func:`reusing_step_blocks` (then not to be written)."""
+    store = _BLOCKS.get()
+    if store is None:
+        return build()
+    rows = np.ascontiguousarray(fit_rows, dtype=np.intp)
+    key = (id(source), rows.size, hashlib.sha1(rows.view(np.uint8)).hexdigest())
+    cached = store["laplacians"].get(key)
+    if cached is not None and cached[0] is source:
+        return cached[1]
+    laplacian = build()
+    store["laplacians"][key] = (source, laplacian)  # the source held: its id is kept
+    return laplacian
+
+
+def _blocks_key(problem: ManifoldProblem, columns):
+    """A key of ``(X, kernel, columns, bias)`` for :func:`reusing_step_blocks`, or None."""
+    from .exact import _kernel_key
+
+    if _BLOCKS.get() is None or sp.issparse(columns) or sp.issparse(problem.X):
+        return None
+    if columns is problem.X:
+        return None  # every point a column (the exact span): n × n blocks, not kept
+    kernel = _kernel_key(problem.kernel)
+    if kernel is None:
+        return None
+    cols = np.ascontiguousarray(columns)
+    digest = hashlib.sha1(cols.view(np.uint8)).hexdigest()
+    return id(problem.X), kernel, cols.shape, digest, bool(problem.fit_intercept)
+
+
 def _column_blocks(problem: ManifoldProblem, columns):
     """``C = K(X, columns)`` and ``P = K(columns, columns)``, with a bias column of ones in C
     (and a zero row and column in P: the bias is not penalised) when ``fit_intercept``; and the
-    number c of kernel columns."""
+    number c of kernel columns.  Shared between grid points inside :func:`reusing_step_blocks`
+    (then not to be written)."""
+    key = _blocks_key(problem, columns)
+    store = _BLOCKS.get()["columns"] if key is not None else None
+    if key is not None and store.get("key") == key and store.get("X") is problem.X:
+        return store["blocks"]
+    blocks = _compute_column_blocks(problem, columns)
+    if key is not None:
+        store.clear()  # the blocks of one kernel and its Laplacian products at a time
+        store.update(key=key, X=problem.X, blocks=blocks, graph={})
+    return blocks
+
+
+def _graph_gram(problem, columns, C, laplacian):
+    """``CᵀLC`` for the blocks of ``columns``, shared like :func:`_column_blocks`'."""
+    key = _blocks_key(problem, columns)
+    store = _BLOCKS.get()["columns"] if key is not None else None
+    if key is not None and store.get("key") == key:
+        cached = store["graph"].get(id(laplacian))
+        if cached is not None and cached[0] is laplacian:
+            return cached[1]
+    ops = get_ops()
+    CLC = ops.matmul(C.T, ops.sparse_matmul(laplacian, C))
+    if key is not None and store.get("key") == key:
+        store["graph"][id(laplacian)] = (laplacian, CLC)  # the Laplacian held: its id is kept
+    return CLC
+
+
+def _compute_column_blocks(problem: ManifoldProblem, columns):
     n = problem.X.shape[0]
     budget = problem.memory_budget
     C = np.asarray(kernel_matrix(problem.kernel, problem.X, columns, memory_budget=budget))
@@ -440,10 +531,9 @@ def nystrom_fold_out(problem: ManifoldProblem, delta_u, specs, spec_of_fold, col
             if spec.laplacian is not None and spec.lambda_intrinsic > 0:
                 key = id(spec.laplacian)
                 if key not in graph_parts:
-                    graph_parts[key] = ops.matmul(C.T, ops.sparse_matmul(spec.laplacian, C))
+                    graph_parts[key] = _graph_gram(problem, columns, C, spec.laplacian)
                 H += 2.0 * spec.lambda_intrinsic * graph_parts[key]
-            h = spec.weights[:, group[0]]
-            H += ops.matmul(C.T, h[:, None] * C)
+            H += _weighted_gram(C, spec.weights[:, group[0]])
             # symmetric by construction; average away the round-off of the products
             H = 0.5 * (H + H.T)
             scale = max(float(np.abs(np.diag(H)).max()), 1e-300)
@@ -514,7 +604,7 @@ def nystrom_newton_fold_out(problem, decision, full_gradient, folds, columns, *,
     with ops.blas_threads(_blas_limit(C.shape[1])):
         for i, fold in enumerate(folds):
             graph = fold.laplacian is not None and fold.lambda_intrinsic > 0
-            CLC = ops.matmul(C.T, ops.sparse_matmul(fold.laplacian, C)) if graph else None
+            CLC = _graph_gram(problem, columns, C, fold.laplacian) if graph else None
             span = _Span(C, P, c, CLC, problem.lambda_ambient)
             for j in range(r):
                 objective = _FoldObjective(
@@ -583,7 +673,7 @@ def _newton_in_span(objective, span, g, max_steps, tol):
         u_i, curvature = objective.gradient_and_curvature(g_i)
         grad = ops.matmul(C.T, u_i) - objective.Cu0
         grad += 2.0 * span.lambda_ambient * ops.matmul(P, beta)
-        H = 2.0 * span.lambda_ambient * P + ops.matmul(C.T, curvature[:, None] * C)
+        H = 2.0 * span.lambda_ambient * P + _weighted_gram(C, curvature)
         if span.CLC is not None:
             H += 2.0 * objective.lambda_intrinsic * span.CLC
         H = 0.5 * (H + H.T)
