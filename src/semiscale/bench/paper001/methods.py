@@ -92,6 +92,7 @@ def _slapcvm(params, sizes, *, protocol, dataset, seed, setting):
         mu=s["m_mu"] / sizes.m,
         tol=s["tol"],
         max_core_set=s["max_core_set"],
+        max_iter=s["max_core_set"],  # bounded by the core set, as before max_iter existed
         random_state=seed,
     )
 
