@@ -237,3 +237,63 @@ def test_estimators_refuse_a_list_mixing_numbers_and_strings():
     for model in (LapRLSClassifier(intrinsic_reg=0), PoissonClassifier()):
         with pytest.raises(ValueError, match="mixes numbers and strings"):
             model.fit(X, [0, "a", -1, 1] * 5)
+
+
+# ------------------------------------------------------------------ issue 26 (outside attack)
+def _moons_with_labels(n=300, per_class=3):
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(n, noise=0.05, random_state=0)
+    observed = np.full(n, -1)
+    for c in (0, 1):
+        observed[np.flatnonzero(y == c)[:per_class]] = c
+    return X, y, observed
+
+
+def test_precomputed_graph_refuses_an_asymmetric_matrix():
+    # Before: a one-sided kNN table fitted without a word (accuracy 1.00 -> 0.93-0.95), while
+    # the same matrix as laplacian= was refused.
+    from sklearn.neighbors import kneighbors_graph
+
+    from semiscale.graph import PrecomputedGraph
+    from semiscale.models import HarmonicClassifier
+
+    X, _, observed = _moons_with_labels()
+    W = kneighbors_graph(X, 8, mode="connectivity")
+    assert abs(W - W.T).max() > 0
+    with pytest.raises(ValueError, match=r"matrix is not symmetric.*\(W \+ W\.T\) / 2"):
+        HarmonicClassifier(graph=PrecomputedGraph(W, X)).fit(X, observed)
+    L = sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W
+    with pytest.raises(ValueError, match="not symmetric"):
+        PrecomputedGraph(L, X, kind="laplacian").fit(X)
+    # symmetrized as the message says, it fits
+    HarmonicClassifier(graph=PrecomputedGraph((W + W.T) / 2, X)).fit(X, observed)
+
+
+def test_underflowing_bandwidth_is_named():
+    # Before: "raise n_neighbors", then "zero trace (no edges)"; the cause, every heat weight
+    # exp(-d²/(2σ²)) underflowing to 0, was never named.
+    from semiscale.graph import KNNGraph
+    from semiscale.models import HarmonicClassifier
+
+    X, _, observed = _moons_with_labels()
+    with pytest.raises(ValueError, match=r"bandwidth=1e-06 is too small.*underflows to 0.*"):
+        HarmonicClassifier(graph=KNNGraph(bandwidth=1e-6)).fit(X, observed)
+    with pytest.raises(ValueError, match=r"median is .*bandwidth='contrast'"):
+        KNNGraph(bandwidth=1e-6).fit(X)
+    with pytest.warns(UserWarning, match=r"kNN edge weights .* underflow to 0"):
+        KNNGraph(bandwidth=0.005).fit(X)
+
+
+@pytest.mark.parametrize("name", ["HarmonicClassifier", "PoissonClassifier", "KNNGraph"])
+def test_every_estimator_refuses_an_impossible_budget(name):
+    # Before: these ran with memory_budget="1KB", which LapRLS, LapSVC and the Nyström models
+    # refuse; now each checks its own arrays, before the graph.
+    import semiscale.graph
+    import semiscale.models
+
+    X, _, observed = _moons_with_labels()
+    cls = getattr(semiscale.graph, name, None) or getattr(semiscale.models, name)
+    with pytest.raises(MemoryBudgetError, match=r"memory_budget=1.0 KiB is too small for"):
+        cls(memory_budget="1KB").fit(X, observed)
+    cls(memory_budget="64MiB").fit(X, observed)  # a budget that holds them: fits

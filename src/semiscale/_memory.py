@@ -15,6 +15,7 @@ __all__ = [
     "UNBUDGETED_BASE_BYTES",
     "available_memory",
     "block_rows",
+    "check_fits",
     "format_bytes",
     "parse_memory_budget",
     "proc_field_bytes",
@@ -188,6 +189,31 @@ def block_rows(
             f"least {needed} bytes ({format_bytes(needed)})"
         )
     return int(max(1, min(rows, max(n_rows, 1))))
+
+
+def check_fits(parts: dict, memory_budget, *, what: str, fix: str = "") -> None:
+    """Refuse, before allocating, arrays whose sizes ``parts`` (name -> bytes) exceed the budget.
+
+    The one check behind every estimator's fixed arrays (the graph learners' solver arrays,
+    :class:`~semiscale.graph.KNNGraph`'s table and adjacency), worded as the Nyström and exact
+    refusals: the budget given, what is needed and for what, and the fix (``fix``: an
+    alternative after "raise memory_budget to at least ..., or").
+
+    Raises
+    ------
+    MemoryBudgetError
+        When ``sum(parts.values())`` exceeds ``memory_budget``.
+    """
+    budget = parse_memory_budget(memory_budget)
+    needed = int(sum(parts.values()))
+    if needed > budget:
+        listed = " + ".join(f"{name} {format_bytes(size)}" for name, size in parts.items())
+        alternative = f", or {fix}" if fix else ""
+        raise MemoryBudgetError(
+            f"memory_budget={format_bytes(budget)} is too small for {what}: it needs {listed}"
+            f" = {format_bytes(needed)}; raise memory_budget to at least {needed} bytes "
+            f"({format_bytes(needed)}){alternative}"
+        )
 
 
 def row_slices(n_rows: int, rows_per_block: int):

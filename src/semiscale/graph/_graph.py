@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._memory import check_fits
 from .._progress import log, stage, verbosity
 from .._random import RANDOM_STATE_CONSTRAINT
 from .._validation import validate_X
@@ -37,6 +38,45 @@ class DisconnectedGraphWarning(UserWarning):
     predictions from the ambient (kernel) term alone.  Raise ``n_neighbors`` or use
     ``symmetrize="union"`` to connect the graph.
     """
+
+
+#: Bytes per entry of the ``n × (k + 1)`` kNN table that a graph holds at its peak: the table
+#: (distances and indices), the weights, the symmetric adjacency and the Laplacian.  Measured
+#: by tracemalloc over ``KNNGraph(n_neighbors=k).fit``: 64–75 bytes per entry with the k-d tree
+#: (n = 20,000–50,000, d = 2–10, k = 8–30); brute force adds its blocks, which it fits into
+#: the same budget.
+GRAPH_BYTES_PER_ENTRY = 80
+
+
+def _check_heat_underflow(distances, values, bandwidth, sigma: float) -> None:
+    """Name the cause when heat weights ``exp(−d²/(2σ²))`` of distinct points underflow to 0.
+
+    Before (issue 26), ``bandwidth=1e-6`` lost every edge this way; the fit then warned
+    "raise n_neighbors" and failed with "zero trace (no edges)", never naming the bandwidth.
+    """
+    lost = (values == 0) & (distances > 0)
+    if not lost.any():
+        return
+    positive = distances[distances > 0]
+    advice = (
+        f"use a bandwidth near the neighbour distances (their median is "
+        f"{np.median(positive):.3g}) or a rule such as bandwidth='contrast' (the default)"
+    )
+    if lost.sum() == positive.size:
+        raise ValueError(
+            f"bandwidth={bandwidth!r} is too small for these points: every kNN edge weight "
+            f"exp(-d²/(2·bandwidth²)) underflows to 0 (the shortest neighbour distance, "
+            f"{positive.min():.3g}, is {positive.min() / sigma:.3g} bandwidths), so the graph has "
+            f"no edges; {advice}"
+        )
+    if isinstance(bandwidth, str):
+        return  # a rule's far outliers: not the user's number to fix
+    warnings.warn(
+        f"bandwidth={bandwidth!r}: {lost.sum()} of {positive.size} kNN edge weights "
+        f"exp(-d²/(2·bandwidth²)) underflow to 0 and those edges are lost; {advice}",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 class KNNGraph(BaseEstimator):
@@ -103,7 +143,10 @@ class KNNGraph(BaseEstimator):
         HNSW library of an approximate search; None = ``"voyager"`` (the ``ann`` extra, wheels
         only).  ``"hnswlib"`` is an option for those who have it (it needs a C++ compiler).
     memory_budget : int, str or None, default=None
-        Bytes for the search's temporaries (None = 25 % of available memory).
+        Bytes for the graph (None = 25 % of available memory): its kNN table, weights,
+        adjacency and Laplacian (``GRAPH_BYTES_PER_ENTRY`` = 80 bytes per entry of the
+        ``n × (k + 1)`` table), checked before the search, and the brute-force search's blocks.
+        A budget that cannot hold them raises ``MemoryBudgetError`` naming what is needed.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the HNSW graph of an approximate search (exact search is deterministic).  A seed
         makes the graph identical across runs and processes (the index is then built on one
@@ -211,6 +254,14 @@ class KNNGraph(BaseEstimator):
         start = time.perf_counter()
         X = validate_X(self, X, reset=True)
         n, d = X.shape
+        check_fits(
+            {f"the {n}x{self.n_neighbors} kNN table, weights, adjacency and Laplacian": (
+                GRAPH_BYTES_PER_ENTRY * n * (min(self.n_neighbors, n - 1) + 1)
+            )},
+            self.memory_budget,
+            what=f"the kNN graph of {n} points",
+            fix="lower n_neighbors",
+        )  # fmt: skip
         with verbosity(self.verbose), stage(f"kNN graph of {n} points (k={self.n_neighbors})"):
             distances, indices, info = search(
                 X,
@@ -236,6 +287,8 @@ class KNNGraph(BaseEstimator):
             if self.weights == "heat":
                 self.bandwidth_ = resolve_bandwidth(distances, self.bandwidth)
             values = WEIGHTS[self.weights](distances, self.bandwidth_)
+            if self.weights == "heat":
+                _check_heat_underflow(distances, values, self.bandwidth, self.bandwidth_)
         self.adjacency_ = knn_adjacency(indices, values, symmetrize=self.symmetrize)
         t_weights = time.perf_counter()
         self.laplacian_ = laplacian(

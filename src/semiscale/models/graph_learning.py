@@ -48,6 +48,7 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._memory import check_fits
 from .._progress import log
 from .._random import RANDOM_STATE_CONSTRAINT
 from .._validation import check_classification_targets, validate_X
@@ -192,6 +193,14 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         targets = check_classification_targets(y, X.shape[0], unlabeled=self.unlabeled)
         self.classes_ = targets.classes
         prior = self._class_prior(targets)
+        n, n_classes = X.shape[0], targets.classes.shape[0]
+        # before the graph: the solve's arrays, as every estimator checks its own (issue 26:
+        # memory_budget="1KB" used to run here and was refused by LapRLS and the Nyström models)
+        check_fits(
+            {f"the solver's {n}x{n_classes} arrays (CG's six, of float64)": 6 * 8 * n * n_classes},
+            self.memory_budget,
+            what=f"{type(self).__name__} on {n} points",
+        )
 
         tic = time.perf_counter()
         if laplacian is not None:

@@ -84,8 +84,9 @@ class HarmonicClassifier(_GraphLearningClassifier):
         with AMG, ``AMG_MAX_ITER``).
     memory_budget : int, str or None, default=None
         Largest working memory (bytes, or a string such as "512MiB"); None = a quarter of the
-        available memory.  Bounds the graph search when ``graph`` has no budget of its own, and
-        the blocks of ``predict``.
+        available memory.  Bounds the graph (search and arrays) when ``graph`` has no budget of
+        its own, the solver's ``n × C`` arrays, and the blocks of ``predict``; a budget that
+        cannot hold them raises ``MemoryBudgetError`` before the graph is built.
     random_state : int, RandomState, Generator or None, default=None
         Passed to a graph that leaves its own at None (it seeds an approximate kNN search);
         the solve itself is deterministic.
