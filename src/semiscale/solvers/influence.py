@@ -229,16 +229,33 @@ class _SharedFactor:
         KW = ops.matmul(self.K[self._rows], W)
         Y = np.zeros_like(KW)
         with ops.blas_threads(1):  # |S| × |S| capacitance systems, one per fold
-            for delta, where, cols in items:
-                if where.size == 0:
-                    continue
-                d = delta[self._rows[where]][:, None]
-                M = d * self._C[np.ix_(where, where)]
-                M.flat[:: where.size + 1] += 1.0
-                Y[where[:, None], cols] = solve_or_lstsq(
-                    M, d * KW[where][:, cols], what="Woodbury capacitance of the BIF Hessian"
-                )
+            for k, (delta, where, cols) in enumerate(items):
+                if where.size:
+                    d = delta[self._rows[where]][:, None]
+                    Y[where[:, None], cols] = self._capacitance(k, delta, where)(
+                        d * KW[where][:, cols]
+                    )
         return W - ops.matmul(self._G, Y)
+
+    def _capacitance(self, k, delta, where):
+        """``t ↦ (I + δ C_SS)⁻¹ t`` of item ``k``: one LU per item, kept for the refinement
+        pass (the LU with its condition test, and least squares when singular, as
+        ``solve_or_lstsq``)."""
+        cached = self._factors.get(k)
+        if cached is not None:
+            return cached
+        ops = get_ops()
+        M = delta[self._rows[where]][:, None] * self._C[np.ix_(where, where)]
+        M.flat[:: where.size + 1] += 1.0
+        try:
+            factor = ops.lu_factor_checked(M)
+            solve = lambda t: ops.lu_solve(factor, t)  # noqa: E731
+        except (np.linalg.LinAlgError, ValueError):
+            solve = lambda t: solve_or_lstsq(  # noqa: E731
+                M, t, what="Woodbury capacitance of the BIF Hessian"
+            )
+        self._factors[k] = solve
+        return solve
 
     def _times(self, X, items):
         """``(F + E_S δ K_S·) X`` per item's columns."""
@@ -264,6 +281,7 @@ class _SharedFactor:
             blocks.append(rhs)
             start += rhs.shape[1]
         R = np.hstack(blocks)
+        self._factors = {}
         X = self._apply(R, items)
         X += self._apply(R - self._times(X, items), items)  # one step of refinement
         X /= 2.0 * self.scale
