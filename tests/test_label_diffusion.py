@@ -21,12 +21,21 @@ from test_preconditioners import heat_laplacian
 
 
 def dense_walk_weights(L, labeled, steps):
+    """m − 1 steps of T and a lazy last step, per column, mass on other labeled rows sent home."""
     L = sp.csr_matrix(L).toarray()
     W = np.maximum(-(L - np.diag(np.diag(L))), 0)
     d = W.sum(axis=1)
     T = np.where(d[:, None] > 0, W / np.where(d > 0, d, 1)[:, None], np.eye(len(d)))
-    E = np.eye(len(d))[:, labeled]
-    return np.linalg.matrix_power(T, steps).T @ E
+    R = np.zeros((len(d), len(labeled)))
+    for j, i in enumerate(labeled):
+        p = np.eye(len(d))[i]
+        others = [o for o in labeled if o != i]
+        for step in range(steps):
+            p = T.T @ p if step < steps - 1 else 0.5 * (p + T.T @ p)
+            p[i] += p[others].sum()
+            p[others] = 0.0
+        R[:, j] = p
+    return R
 
 
 @pytest.mark.parametrize("normalized", [False, True])
@@ -48,7 +57,34 @@ def test_isolated_labeled_point_keeps_its_own_prediction():
     L = sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W
     R = label_diffusion_weights(L, [2, 0], 3).toarray()
     np.testing.assert_array_equal(R[:, 0], [0, 0, 1])
-    np.testing.assert_allclose(R[:, 1], [0, 1, 0])  # three steps on an edge: the other end
+    np.testing.assert_allclose(R[:, 1], [0.5, 0.5, 0])  # 2 or 3 steps on an edge: both ends
+
+
+def test_two_point_graph_keeps_each_label_at_its_own_point():
+    # Before (issue 26): five plain steps on an edge end on the other point, and the default
+    # classifier swapped the two labels.
+    W = sp.csr_matrix(np.array([[0, 1], [1, 0]], dtype=float))
+    L = sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W
+    np.testing.assert_array_equal(label_diffusion_weights(L, [0, 1], 5).toarray(), np.eye(2))
+    model = NystromLapRLSClassifier(graph=KNNGraph(n_neighbors=1), n_centers=2)
+    np.testing.assert_array_equal(
+        model.fit([[0, 0], [1, 1]], [0, 1]).predict([[0, 0], [1, 1]]), [0, 1]
+    )
+
+
+@pytest.mark.parametrize("y", [[0, 1, -1], [0, -1, 1], [-1, 0, 1]])
+def test_three_point_path_agrees_with_exact_laprls(y):
+    # Before: labels at both ends of a path were both compared with the middle point (odd
+    # steps), and a label next to another was fitted at the other one.
+    from semiscale.models import LapRLSClassifier
+
+    X = [[0.0, 0.0], [1.0, 1.0], [2.5, 2.5]]
+    graph = KNNGraph(n_neighbors=1)
+    exact = LapRLSClassifier(graph=graph).fit(X, y).predict(X)
+    nystrom = NystromLapRLSClassifier(graph=graph, n_centers=3).fit(X, y).predict(X)
+    labeled = np.asarray(y) >= 0
+    np.testing.assert_array_equal(nystrom[labeled], np.asarray(y)[labeled])
+    np.testing.assert_array_equal(nystrom, exact)
 
 
 @pytest.mark.parametrize("steps", [-1, 1.5, True, None])
