@@ -210,7 +210,8 @@ def check_fits(parts: dict, memory_budget, *, what: str, fix: str = "") -> None:
         listed = " + ".join(f"{name} {format_bytes(size)}" for name, size in parts.items())
         alternative = f", or {fix}" if fix else ""
         raise MemoryBudgetError(
-            f"memory_budget={format_bytes(budget)} is too small for {what}: it needs {listed}"
+            f"memory_budget={format_bytes(budget)} is too small for {what}: its fixed buffers "
+            f"need {listed}"
             f" = {format_bytes(needed)}; raise memory_budget to at least {needed} bytes "
             f"({format_bytes(needed)}){alternative}"
         )

@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
-from .._memory import parse_memory_budget
+from .._memory import check_fits, parse_memory_budget
 from .._random import check_random_state
 from ..linalg import resolve_n_centers, select_centers
 from ..linalg.nystrom import CENTER_METHODS
@@ -81,6 +81,46 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
             return 0
         return int(steps)
 
+    def _check_before_graph(self, n_samples: int, n_labeled: int) -> None:
+        """Refuse before the graph a budget that the Nyström system will certainly refuse.
+
+        Issue 26: an impossible budget on 50,000 × 50 points was refused only after the 22 s kNN
+        graph.  What is known before the graph gives a lower bound of what the operator checks
+        (:class:`~semiscale.linalg.operators.NystromLapRLSHessian`): ``K_ss`` and the solver's
+        buffers (without the graph's degree) for the centers the fit will use ("auto": as
+        :meth:`_centers_within_budget` shrinks them; ``AUTO_MIN_CENTERS`` for a solver it does
+        not know), and the two work arrays of one output column over the rows the operator
+        touches (all of them with the graph term).
+        """
+        super()._check_before_graph(n_samples, n_labeled)
+        itemsize = _kernel_dtype(self.kernel_dtype).itemsize
+        explicit = self.n_centers != "auto"
+        known = self.solver in ITERATIVE_SOLVERS  # a solver whose buffers solver_memory knows
+
+        def square_parts(s):
+            parts = {f"K_ss ({s}x{s})": s * s * itemsize}
+            if known:
+                parts.update(
+                    solver_memory(self.solver, self.preconditioner, n_samples, n_labeled, s)
+                )
+            return parts
+
+        s = resolve_n_centers(self.n_centers, n_samples)
+        if not explicit:  # _centers_within_budget's rule; else its floor
+            budget = parse_memory_budget(self.memory_budget)
+            while known and s > AUTO_MIN_CENTERS and sum(square_parts(s).values()) > budget // 2:
+                s = max(AUTO_MIN_CENTERS, int(s * 0.9))
+            s = s if known else min(s, AUTO_MIN_CENTERS)
+        parts = square_parts(s)
+        rows = n_samples if self.intrinsic_reg_ > 0 else n_labeled
+        parts[f"the {rows}x1 work arrays of a product"] = 2 * rows * itemsize
+        check_fits(
+            parts,
+            self.memory_budget,
+            what=f"the Nyström system with n={n_samples} points and at least s={s} centers",
+            fix="use fewer centers (n_centers)" if explicit else "",
+        )
+
     def _solve(self, problem: ManifoldProblem) -> Solution:
         n_centers = resolve_n_centers(self.n_centers, problem.X.shape[0])
         if self.n_centers == "auto":
@@ -137,7 +177,7 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
                 options.setdefault("random_state", rng.randint(2**31 - 1))
         quadratic = NystromSolver(
             centers,
-            solver=self.solver,
+            solver=solver,
             preconditioner=self.preconditioner,
             preconditioner_options=options,
             tol=self.tol,
