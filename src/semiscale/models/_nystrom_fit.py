@@ -177,7 +177,7 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
                 options.setdefault("random_state", rng.randint(2**31 - 1))
         quadratic = NystromSolver(
             centers,
-            solver=solver,
+            solver=self.solver,
             preconditioner=self.preconditioner,
             preconditioner_options=options,
             tol=self.tol,
