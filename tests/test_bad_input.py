@@ -330,3 +330,30 @@ def test_nystrom_impossible_budget_is_refused_before_the_graph(name, n_centers):
     with pytest.raises(MemoryBudgetError, match=r"memory_budget=50.0 KiB is too small for the Nys"):
         model.set_params(memory_budget="50KiB").fit(X, y)
     assert not graph.fitted
+
+
+@pytest.mark.parametrize("solver", ["cg", "pcg"])
+def test_exact_laprls_cg_budget_refusal_says_what_exact_laprls_needs(solver):
+    # Before: refused with "use fewer centers", which exact LapRLS does not have, after the
+    # graph; its docs said K was recomputed in blocks when it did not fit (only RLS does).
+    from semiscale.linalg import FullLapRLSHessian
+    from semiscale.models import LapRLSClassifier
+
+    X = np.random.default_rng(0).standard_normal((1500, 5))
+    y = np.full(1500, -1)
+    y[:4] = [0, 1, 0, 1]
+    graph = _RecordingGraph()
+    model = LapRLSClassifier(graph=graph, solver=solver, memory_budget="5MB")
+    with pytest.raises(
+        MemoryBudgetError, match=r"holds the n x n kernel matrix.*NystromLapRLS"
+    ) as info:
+        model.fit(X, y)
+    assert "centers" not in str(info.value)
+    # the operator's own refusal (a budget that holds K but not the rest), reworded as well
+    L = sp.eye(1500, format="csr")
+    from semiscale.kernels import RBF
+
+    with pytest.raises(MemoryBudgetError, match=r"exact LapRLS by CG/PCG on n=1500") as info:
+        FullLapRLSHessian(RBF(gamma=1.0), X, np.arange(4), L, 1e-3, 1.0, memory_budget=1500**2 * 8)
+    assert "fewer centers" not in str(info.value)
+    assert "NystromLapRLSClassifier or NystromLapRLSRegressor (s < n centers)" in str(info.value)

@@ -9,12 +9,35 @@ solution of paper 000 eq. (3); one ``n × n`` kernel matrix serves as both ``K_s
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+from .._memory import MemoryBudgetError
 from .operators import NystromLapRLSHessian
 from .ops import get_ops
 
 __all__ = ["FullLapRLSHessian"]
+
+
+def _exact_wording(message: str, n: int) -> str:
+    """A Nyström operator's budget refusal, reworded for exact LapRLS (s = n).
+
+    Issue 26: ``LapRLSClassifier(solver="cg", memory_budget="5MB")`` on 6,000 points was
+    refused with the Nyström advice "use fewer centers", which exact LapRLS does not have.  With
+    the graph term the exact CG holds the ``n × n`` kernel matrix (both ``K_ss`` and the
+    ``K_ns`` cache); its fixes are a larger budget, or a Nyström estimator for large n.
+    """
+    what = f"exact LapRLS by CG/PCG on n={n} points, which holds the n x n kernel matrix K"
+    message = re.sub(
+        r"for the Nyström system with n=\d+ points and s=\d+ centers", f"for {what}", message
+    )
+    message = message.replace("cannot even hold K_ss (", f"cannot hold {what} (")
+    message = message.replace("K_ss (", "K (")
+    return message.replace(
+        "or use fewer centers",
+        "or use NystromLapRLSClassifier or NystromLapRLSRegressor (s < n centers) for large n",
+    )
 
 
 class FullLapRLSHessian(NystromLapRLSHessian):
@@ -50,6 +73,13 @@ class FullLapRLSHessian(NystromLapRLSHessian):
             return self.cached_ and self._K_ss is not None
         return self._K_rows is not None
 
+    def _check_budget(self):
+        """The operator's refusal, worded for exact LapRLS (see :func:`_exact_wording`)."""
+        try:
+            super()._check_budget()
+        except MemoryBudgetError as error:
+            raise MemoryBudgetError(_exact_wording(str(error), self.n_samples_)) from None
+
     def kernel_ss(self):
         """``K(X, X)``, exactly symmetric (computed once)."""
         if self._K_ss is None:
@@ -71,6 +101,34 @@ class FullLapRLSHessian(NystromLapRLSHessian):
         *,
         reserved=0,
         n_columns=None,
+    ):
+        try:
+            self._init_operator(
+                kernel,
+                X,
+                labeled_index,
+                laplacian,
+                ambient_lambda,
+                intrinsic_lambda,
+                memory_budget,
+                reserved=reserved,
+                n_columns=n_columns,
+            )
+        except MemoryBudgetError as error:
+            raise MemoryBudgetError(_exact_wording(str(error), X.shape[0])) from None
+
+    def _init_operator(
+        self,
+        kernel,
+        X,
+        labeled_index,
+        laplacian,
+        ambient_lambda,
+        intrinsic_lambda,
+        memory_budget,
+        *,
+        reserved,
+        n_columns,
     ):
         super().__init__(
             kernel,

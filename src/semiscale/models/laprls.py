@@ -54,6 +54,9 @@ class _LapRLSBase(ManifoldMixin, BaseEstimator):
         if self.solver == "direct" and self._resolve_intrinsic_reg(n_samples, n_labeled) > 0:
             check_dense_fits(n_samples, self.memory_budget, 2, DIRECT_WHAT)
 
+        elif self._resolve_intrinsic_reg(n_samples, n_labeled) > 0:  # CG holds K (n×n)
+            what = f"LapRLS with solver={self.solver!r} (it holds the n x n kernel matrix K)"
+            check_dense_fits(n_samples, self.memory_budget, 1, what)
     def _solve(self, problem: ManifoldProblem) -> Solution:
         quadratic = partial(
             solve_exact,
@@ -89,8 +92,9 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
     solver : {"direct", "cg", "pcg"}, default="direct"
         "direct": dense LU of paper 000's eq. (3), O(n³) time, two n×n arrays of memory.
         "cg"/"pcg": (preconditioned) conjugate gradient on the symmetric form
-        K(JK + λ_A I + λ_I LK)α = KJy, K cached when it fits ``memory_budget``
-        (paper 000's LapRLS-CG/PCG); with ``intrinsic_reg=0``, CG on (K_ll + λ_A I)α = y (RLS-CG).
+        K(JK + λ_A I + λ_I LK)α = KJy, holding the n×n K (it must fit ``memory_budget``; the
+        Nyström estimators scale past it) (paper 000's LapRLS-CG/PCG); with ``intrinsic_reg=0``,
+        CG on (K_ll + λ_A I)α = y (RLS-CG), K_ll recomputed in blocks when it does not fit.
     preconditioner : str or None, default="sampled-hessian"
         For ``solver="pcg"``: a name of :data:`semiscale.solvers.PRECONDITIONERS`.
     tol : float, default=1e-6
@@ -257,8 +261,9 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
     solver : {"direct", "cg", "pcg"}, default="direct"
         "direct": dense LU of paper 000's eq. (3), O(n³) time, two n×n arrays of memory.
         "cg"/"pcg": (preconditioned) conjugate gradient on the symmetric form
-        K(JK + λ_A I + λ_I LK)α = KJy, K cached when it fits ``memory_budget``
-        (paper 000's LapRLS-CG/PCG); with ``intrinsic_reg=0``, CG on (K_ll + λ_A I)α = y (RLS-CG).
+        K(JK + λ_A I + λ_I LK)α = KJy, holding the n×n K (it must fit ``memory_budget``; the
+        Nyström estimators scale past it) (paper 000's LapRLS-CG/PCG); with ``intrinsic_reg=0``,
+        CG on (K_ll + λ_A I)α = y (RLS-CG), K_ll recomputed in blocks when it does not fit.
     preconditioner : str or None, default="sampled-hessian"
         For ``solver="pcg"``: a name of :data:`semiscale.solvers.PRECONDITIONERS`.
     tol : float, default=1e-6

@@ -470,8 +470,9 @@ def _solve_iterative(qp: QuadraticProblem, options, graph=True) -> Solution:
     """CG/PCG on the symmetric form H = K(J_a K + λ_A I + λ_I L K), z = K rhs.
 
     This is the Nyström system with every training point a center (s = n); f = Kα equals the
-    solution of eq. (3).  K (n×n) is cached when it fits the memory budget, else recomputed in
-    blocks at each iteration (O(n²d) per product).
+    solution of eq. (3).  K (n×n) is held: it is both ``K_ss`` and the ``K_ns`` cache, and a
+    budget that cannot hold it is refused (only RLS without a graph term, :func:`_solve_rls_cg`,
+    recomputes its kernel blocks at each iteration).
     """
     if graph and (qp.lambda_intrinsic == 0 or qp.laplacian is None):
         return _solve_rls_cg(qp, options)
