@@ -312,3 +312,29 @@ def test_nystrom_step_blocks_shared_across_grid_points_change_no_score(monkeypat
     assert counts == {"blocks": 6, "subgraphs": 18}  # per grid point; per point and fold
     for key in ("mean_test_score", "split0_test_score", "split2_test_score"):
         np.testing.assert_array_equal(shared[key], recomputed[key])
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+def test_fold_graph_gram_by_the_rows_it_changes_equals_the_direct_product(normalized):
+    """CᵀL_iC as CᵀLC minus the rows where the fold's subgraph differs, against CᵀL_iC."""
+    import semiscale.model_selection._fold_objectives as fold_objectives
+    import semiscale.solvers.influence as influence
+
+    X, y_reg, _ = _data(300)
+    graph = KNNGraph(n_neighbors=6, normalized=normalized).fit(X)
+    est = LapRLSRegressor(kernel=RBF(gamma=1.0), graph=graph)
+    est, state, _ = bif.fit_keeping_state(est, X, y_reg, keep_factor=False)
+    cv = SSLKFold(20, transductive=False, random_state=0)
+    folds = list(cv.split_ssl(X, y_reg, unlabeled=np.nan))
+    built = fold_objectives.build_folds(est, state, X, y_reg, folds, np.nan)
+    columns = X[::7]
+    C, _, _ = influence._column_blocks(state.problem, columns)
+    local, used = {}, 0
+    for fold in built:
+        direct = C.T @ (fold.laplacian @ C)
+        E = (state.problem.laplacian - fold.laplacian).tocsr()
+        E.eliminate_zeros()
+        used += 2 * np.count_nonzero(np.diff(E.indptr)) < X.shape[0]
+        by_rows = influence._graph_gram(state.problem, columns, C, fold.laplacian, local)
+        np.testing.assert_allclose(by_rows, direct, rtol=0, atol=1e-10 * np.abs(direct).max())
+    assert used > 0  # the row path was taken
