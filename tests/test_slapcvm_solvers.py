@@ -214,3 +214,21 @@ def test_the_default_fit_converges_with_a_small_core_set():
         warnings.simplefilter("error", ConvergenceWarning)
         model = SparseLapCVMClassifier(random_state=0).fit(X, y_ssl)
     assert model.converged_ and model.core_set_size_[0] < 50
+
+
+def test_expansion_of_given_items_equals_the_dense_one():
+    X, y = make_two_moons(200, noise=0.1, random_state=4)
+    W = KNNGraph(n_neighbors=5, method="exact").fit(X).adjacency_
+    for normalized in (False, True):
+        K = SLapCVMKernel(RBF(gamma=1.0), X, np.array([0, 9]), np.array([1.0, -1.0]),
+                          graph_edges(W, normalized=normalized), 0.1, 0.1)  # fmt: skip
+        rng = np.random.default_rng(0)
+        items = np.r_[1, rng.choice(np.arange(2, K.n_items), 40, replace=False)]
+        values = rng.standard_normal(items.size)
+        dense = np.zeros(K.n_items)
+        dense[items] = values
+        points, weights, bias = K.expansion(values, items=items)
+        ref_points, ref_weights, ref_bias = K.expansion(dense)
+        np.testing.assert_array_equal(points, ref_points)
+        np.testing.assert_allclose(weights, ref_weights, rtol=1e-12, atol=1e-14)
+        assert bias == pytest.approx(ref_bias, abs=1e-14)

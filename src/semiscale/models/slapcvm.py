@@ -165,9 +165,8 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
                 random_state=random_state,
                 verbose=self.verbose,
             )
-            coef = np.zeros(K.n_items)
-            coef[result.core_set] = self.C * result.alpha  # w = C Σ α_a z_a (§3.1)
-            expansions.append(K.expansion(coef))
+            # w = C Σ α_a z_a (§3.1), over the core set's items only
+            expansions.append(K.expansion(self.C * result.alpha, items=result.core_set))
             self.core_set_size_.append(int(result.core_set.size))
             iterations.append(result.n_iter)
             converged &= result.converged

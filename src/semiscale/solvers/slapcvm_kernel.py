@@ -87,7 +87,8 @@ class SLapCVMKernel:
         self.labeled = np.asarray(labeled, dtype=np.intp)
         self.y = np.asarray(y, dtype=float)
         u, v, weight, scale = edges
-        self.u, self.v = np.asarray(u, dtype=np.intp), np.asarray(v, dtype=np.intp)
+        # kept in the graph's index dtype: a copy to intp would be a pass over all |E| edges
+        self.u, self.v = np.asarray(u), np.asarray(v)
         self.weight = np.asarray(weight, dtype=float)
         scale = np.asarray(scale, dtype=float)
         # None: s ≡ 1 (unnormalized), a_e = b_e = √w_e and τ_e = 0 need no pass over the edges
@@ -230,18 +231,22 @@ class SLapCVMKernel:
             eta = max(eta, float(self.diag(self.m + check).max()))
         return eta
 
-    def expansion(self, coefficients):
+    def expansion(self, coefficients, items=None):
         """``(points, weights, bias)`` of ``f = Σ_a coefficients_a z_a``'s kernel expansion.
 
         ``f(x) = Σ_j weights_j k(X[points_j], x) + bias``; items with a zero coefficient add
-        nothing, so the expansion is as sparse as the coefficients.
+        nothing, so the expansion is as sparse as the coefficients.  With ``items`` the
+        coefficients are those of these items only (the others are zero): O(len(items)) work,
+        where a dense vector over all m + 2|E| items costs a pass over them.
         """
         coefficients = np.asarray(coefficients, dtype=float)
-        items = np.flatnonzero(coefficients)
+        if items is None:
+            items = np.flatnonzero(coefficients)
+            coefficients = coefficients[items]
+        items = np.asarray(items, dtype=np.intp)
         rows, coef, bias = self._terms(items)
-        c = coefficients[items]
-        weights = np.zeros(self.X.shape[0])
-        np.add.at(weights, rows[:, 0], c * coef[:, 0])
-        np.add.at(weights, rows[:, 1], c * coef[:, 1])
-        points = np.flatnonzero(weights)
-        return points, weights[points], float((c * bias).sum())
+        points, where = np.unique(rows.T.ravel(), return_inverse=True)
+        terms = np.concatenate([coefficients * coef[:, 0], coefficients * coef[:, 1]])
+        weights = np.bincount(where.ravel(), weights=terms, minlength=points.size)
+        keep = weights != 0
+        return points[keep], weights[keep], float((coefficients * bias).sum())
