@@ -156,11 +156,16 @@ def test_auto_hessian_resolution(monkeypatch, transductive):
     bif_cross_val_predict(est, X, y_reg, cv=cv)  # 240 points: exact either way
     assert seen.pop() == "exact"
     monkeypatch.setattr(bif, "AUTO_EXACT_PER_FOLD", 100)
+    # above the per-fold size: the Woodbury rows (60 labeled of 240 > 240 / 12) too dear ...
     bif_cross_val_predict(est, X, y_reg, cv=cv)
-    # above the per-fold size: exact only where the fit's LU serves every fold
-    assert seen.pop() == ("exact" if transductive else "nystrom")
+    assert seen.pop() == "nystrom"
+    # ... none for paper 004's step on the squared loss
     bif_cross_val_predict(est, X, y_reg, cv=cv, step="bif")
     assert seen.pop() == "exact"
+    monkeypatch.setattr(bif, "AUTO_WOODBURY_SHARE", 4)  # 4 · 60 <= 240: affordable
+    bif_cross_val_predict(est, X, y_reg, cv=cv)
+    # then exact only where the fit's LU serves every fold
+    assert seen.pop() == ("exact" if transductive else "nystrom")
     monkeypatch.setattr(bif, "AUTO_EXACT_SHARED", 200)
     bif_cross_val_predict(est, X, y_reg, cv=cv)
     assert seen.pop() == "nystrom"

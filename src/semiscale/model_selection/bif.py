@@ -109,16 +109,19 @@ def _check_estimator(estimator):
         )
 
 
-def wants_factor(hessian, step, n, ssl_folds) -> bool:
+def wants_factor(hessian, step, n, ssl_folds, estimator, n_labeled) -> bool:
     """Whether the influence step may use the fit's LU: keeping it costs a copy of K and one
     more ``n × n`` array during the fit, for nothing when the Nyström Hessian will serve
-    (:func:`resolve_hessian`: inductive folds above :data:`AUTO_EXACT_PER_FOLD` points)."""
+    (:func:`resolve_hessian`)."""
     if hessian != "auto":
         return hessian == "exact"
     if n <= AUTO_EXACT_PER_FOLD:
         return True
     transductive = all(np.asarray(fold.fit_rows).size == n for fold in ssl_folds)
-    return n <= AUTO_EXACT_SHARED and (step == "bif" or transductive)
+    loss = estimator._problem_loss() if hasattr(estimator, "_problem_loss") else None
+    rows = _woodbury_rows(step, loss, n_labeled)
+    affordable = AUTO_WOODBURY_SHARE * rows <= n
+    return n <= AUTO_EXACT_SHARED and affordable and (step == "bif" or transductive)
 
 
 def fit_keeping_state(estimator, X, y, laplacian=None, fit=None, keep_factor=True):
@@ -191,11 +194,23 @@ def _fold_hessian(problem, g, fold):
 
 
 #: ``hessian="auto"``: the exact Hessian up to this many training points when the fit's LU
-#: serves every fold (paper 004's step; the squared loss's Newton step on transductive folds),
-#: and up to :data:`AUTO_EXACT_PER_FOLD` points when each fold's Hessian needs an LU of its own.
+#: serves every fold (paper 004's step; the squared loss's Newton step on transductive folds)
+#: and its Woodbury rows are affordable (:data:`AUTO_WOODBURY_SHARE`), and up to
+#: :data:`AUTO_EXACT_PER_FOLD` points when each fold's Hessian needs an LU of its own.
 AUTO_EXACT_SHARED = 4000
 #: See :data:`AUTO_EXACT_SHARED`.
 AUTO_EXACT_PER_FOLD = 500
+#: The shared LU's Woodbury correction on s rows costs 2n²s (``G = F⁻¹E_S``); ``"auto"`` takes
+#: it when ``s <= n / 12``, a quarter of the fit's ⅔n³ LU.  Above, the correction costs about
+#: a fit more per grid point (measured: 10 % labels, 1,000 points, 10 transductive folds,
+#: ``benchmarks/results/bif_newton/``), and the Nyström step is the one near the speed bound.
+AUTO_WOODBURY_SHARE = 12
+
+
+def _woodbury_rows(step, loss, n_labeled) -> int:
+    """Rows of the shared LU's Woodbury correction at most: none for paper 004's step on the
+    squared loss (the fit's own Hessian), the labeled rows otherwise."""
+    return 0 if step == "bif" and get_loss(loss).quadratic else n_labeled
 
 
 def _factor_serves_folds(state, factor, folds, step):
@@ -218,9 +233,10 @@ def resolve_hessian(hessian, state, factor, folds, step, n):
     """``hessian``, with ``"auto"`` resolved to ``"exact"`` or ``"nystrom"``.
 
     ``"auto"`` takes the exact Hessian where it costs little beside the fit: up to
-    :data:`AUTO_EXACT_SHARED` (4,000) points when the fit's own LU serves every fold (then the
-    influence step costs O(n² l) for l labeled points, and K and the LU are the fit's, 2 × 128
-    MB at 4,000 points), and up to :data:`AUTO_EXACT_PER_FOLD` (500) points when every fold
+    :data:`AUTO_EXACT_SHARED` (4,000) points when the fit's own LU serves every fold and its
+    Woodbury correction is cheap (O(n² l) for l labeled points: l at most n / 12, or none for
+    paper 004's step on the squared loss; K and the LU are the fit's, 2 × 128 MB at 4,000
+    points), and up to :data:`AUTO_EXACT_PER_FOLD` (500) points when every fold
     needs an LU of its own (inductive folds, the hinges' Newton iterations), where t LUs cost
     about t fits.  The Nyström Hessian beyond, and for models fitted on Nyström centers (their
     centers give their exact step).
@@ -236,7 +252,9 @@ def resolve_hessian(hessian, state, factor, folds, step, n):
         return "nystrom"
     if n <= AUTO_EXACT_PER_FOLD:
         return "exact"
-    if n <= AUTO_EXACT_SHARED and _factor_serves_folds(state, factor, folds, step):
+    rows = _woodbury_rows(step, state.problem.loss, int(np.sum(state.problem.labeled)))
+    affordable = AUTO_WOODBURY_SHARE * rows <= n
+    if n <= AUTO_EXACT_SHARED and affordable and _factor_serves_folds(state, factor, folds, step):
         return "exact"
     return "nystrom"
 
@@ -438,7 +456,8 @@ def _bif_run(
     marker = estimator_marker(estimator, getattr(splitter, "unlabeled", -1))
     ssl_folds = list(splitter.split_ssl(X, y, unlabeled=marker))
     check_folds(estimator, X, y, ssl_folds, marker, hessian, laplacian)
-    keep = wants_factor(hessian, step, X.shape[0], ssl_folds)
+    n_labeled = int(labeled_mask(y, marker).sum())
+    keep = wants_factor(hessian, step, X.shape[0], ssl_folds, estimator, n_labeled)
     est, state, factor = fit_keeping_state(estimator, X, y, laplacian, keep_factor=keep)
     pairs = approximate_folds(
         est, state, X, y, ssl_folds, marker, hessian, step, n_columns, random_state, laplacian,

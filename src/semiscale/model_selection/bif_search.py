@@ -22,6 +22,7 @@ from ..solvers.exact import reusing_kernel_matrices
 from ..solvers.influence import reusing_step_blocks
 from ._evaluate import _ALL_ROWS, FoldResults, _freeze, graph_params_of, kernel_key_of
 from ._fold_objectives import check_folds
+from ._markers import labeled_mask
 from .bif import (
     MAX_NEWTON_STEPS,
     _check_estimator,
@@ -184,7 +185,10 @@ graph_time_, refit_time_, scorer_
         scores, fit_times, score_times = out
         n_folds = len(folds)
         rows = np.arange(X.shape[0])
-        keep_factor = wants_factor(self.hessian, self.step, X.shape[0], folds)
+        n_labeled = int(labeled_mask(y, marker).sum())
+        keep_factor = wants_factor(
+            self.hessian, self.step, X.shape[0], folds, evaluator.estimator, n_labeled
+        )
         for p in progress(order, desc=type(self).__name__, verbose=self.verbose, unit="point"):
             point, graph_key = points[p], _graph_key(evaluator, points[p])
             candidate = clone(evaluator.estimator).set_params(**point)
