@@ -22,7 +22,9 @@ _COMMON = dict(kernel=RBF(gamma=4.0), graph=_GRAPH)
 #: name -> (estimator factory, problem kind)
 CASES = {
     "laprls_direct_clf": (
-        lambda: LapRLSClassifier(**_COMMON, ambient_reg=1e-4, intrinsic_reg=10.0),
+        lambda: LapRLSClassifier(
+            **_COMMON, ambient_reg=1e-4, intrinsic_reg=10.0, out_of_sample="kernel"
+        ),
         "moons",
     ),
     "laprls_cg_reg": (
@@ -44,6 +46,7 @@ CASES = {
             ambient_reg=1e-4,
             intrinsic_reg=10.0,
             random_state=0,
+            out_of_sample="kernel",
         ),
         "three",
     ),
@@ -73,6 +76,7 @@ CASES = {
             ambient_reg=1e-1,
             intrinsic_reg=1.0,
             random_state=2,
+            out_of_sample="kernel",
         ),
         "moons",
     ),

@@ -154,7 +154,10 @@ def test_newton_iterations_reach_retraining_for_the_smoothed_hinges(loss, rtol, 
     X, y = make_two_moons(200, noise=0.15, random_state=0)
     y_ssl = np.where(np.random.RandomState(2).rand(200) < 0.25, y, -1)
     L = KNNGraph(n_neighbors=8).fit(X).laplacian_
-    est = LapSVC(solver="primal", loss=loss, kernel=RBF(gamma=2.0), intrinsic_reg=1.0)
+    # the kernel expansion predicts the inductive folds' new points: approximate CV models it
+    est = LapSVC(
+        solver="primal", loss=loss, kernel=RBF(gamma=2.0), intrinsic_reg=1.0, out_of_sample="kernel"
+    )
     cv = SSLKFold(5, transductive=transductive, random_state=0)
     exact = _retrained(est, X, y_ssl, cv, L, -1, "decision_function")
     tested = ~np.isnan(exact)
@@ -319,7 +322,9 @@ def test_classifier_decisions_equal_retraining_inductive_three_classes():
     y = np.where(X[:, 0] > 1.2, 2, y)
     y_ssl = np.where(np.random.RandomState(1).rand(240) < 0.25, y, -1)
     L = KNNGraph(n_neighbors=8).fit(X).laplacian_
-    est = LapRLSClassifier(kernel=RBF(gamma=2.0), intrinsic_reg="auto", fit_intercept=True)
+    est = LapRLSClassifier(
+        kernel=RBF(gamma=2.0), intrinsic_reg="auto", fit_intercept=True, out_of_sample="kernel"
+    )
     cv = SSLKFold(4, transductive=False, random_state=0)
     approx = _newton_exact(est, X, y_ssl, cv, laplacian=L)
     for fold in cv.split_ssl(X, y_ssl, unlabeled=-1):
@@ -424,7 +429,9 @@ def test_refusals_come_before_any_fit(monkeypatch):
 def test_bif_search_classifier_with_newton_steps_equals_the_exact_search():
     X, y = make_two_moons(160, noise=0.2, random_state=0)
     y_ssl = np.where(np.random.RandomState(4).rand(160) < 0.2, y, -1)
-    est = LapRLSClassifier(kernel=RBF(gamma=1.0), graph=KNNGraph(n_neighbors=8))
+    est = LapRLSClassifier(
+        kernel=RBF(gamma=1.0), graph=KNNGraph(n_neighbors=8), out_of_sample="kernel"
+    )
     grid = {"intrinsic_reg": [0.01, 1.0], "kernel__gamma": [0.5, 5.0]}
     cv = SSLKFold(4, transductive=False, random_state=0)
     L = KNNGraph(n_neighbors=8).fit(X).laplacian_

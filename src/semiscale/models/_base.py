@@ -50,12 +50,14 @@ from ._defaults import (  # noqa: F401 - re-exported: the estimators import them
     EARLY_STOPPING_CONSTRAINTS,
     EXACT_LAPRLS_AUTO_INTRINSIC_REG_FACTOR,
     MANIFOLD_PARAMETER_CONSTRAINTS,
+    OUT_OF_SAMPLE_CONSTRAINT,
     UNLABELED_CONSTRAINT,
     _is_shared_default,
     auto_intrinsic_reg,
     default_graph,
     default_kernel,
 )
+from ._extension import extend, extension_rule
 from ._fit_state import FitState, centring_offset, labeled_prior
 
 __all__ = [
@@ -395,7 +397,22 @@ class SSLClassifierMixin(ClassifierMixin):
         if self._adds_labeled_prior():
             decision = self._add_labeled_prior(decision, Y, targets)
         self.transduction_ = self._labels_from_decision(decision)
+        self.extension_ = self._extension_of(X, decision)
         return self
+
+    def _extension_of(self, X, decision):
+        """``out_of_sample="graph"`` with a graph term: the rule of :mod:`._extension`."""
+        if getattr(self, "out_of_sample", "kernel") != "graph" or not self.intrinsic_reg_ > 0:
+            return None
+        graph = self.graph_ if self.graph_ is not None else self.graph
+        return extension_rule(graph, self.graph_, X, decision)
+
+    def _new_decision(self, X):
+        X = self._check_predict_X(X)
+        if getattr(self, "extension_", None) is None:
+            return self._raw_decision(X)
+        budget = getattr(self, "memory_budget", None)
+        return extend(self.extension_, X, budget, getattr(self, "n_jobs", None))
 
     def _encode_targets(self, targets):
         """The target columns fitted for these labels (class docstring)."""
@@ -455,13 +472,12 @@ class SSLClassifierMixin(ClassifierMixin):
             column's ``diag(L)``-weighted mean is the labeled proportion of its class (0 with
             ``balanced_targets=True``).
         """
-        decision = self._raw_decision(self._check_predict_X(X))
+        decision = self._new_decision(X)
         return decision[:, 0] if decision.shape[1] == 1 else decision
 
     def predict(self, X):
-        """Predicted class labels for new points (inductive)."""
-        decision = self._raw_decision(self._check_predict_X(X))
-        return self._labels_from_decision(decision)
+        """Predicted class labels for new points (inductive; ``out_of_sample``'s rule)."""
+        return self._labels_from_decision(self._new_decision(X))
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy on the *labeled* rows of ``(X, y)``; unlabeled markers are ignored.

@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_KERNEL",
     "EARLY_STOPPING_CONSTRAINTS",
     "MANIFOLD_PARAMETER_CONSTRAINTS",
+    "OUT_OF_SAMPLE_CONSTRAINT",
     "UNLABELED_CONSTRAINT",
     "auto_intrinsic_reg",
     "default_graph",
@@ -75,6 +76,8 @@ AUTO_INTRINSIC_REG_FACTOR = 0.01
 EXACT_LAPRLS_AUTO_INTRINSIC_REG_FACTOR = 1.0
 #: The classifiers' marker of unlabeled points (None: every point is labeled).
 UNLABELED_CONSTRAINT = {"unlabeled": [Real, str, None]}
+#: How the inductive classifiers evaluate new points (:mod:`semiscale.models._extension`).
+OUT_OF_SAMPLE_CONSTRAINT = {"out_of_sample": [StrOptions({"graph", "kernel"})]}
 #: The least-squares classifiers' choice of class-balanced targets.
 BALANCED_TARGETS_CONSTRAINT = {"balanced_targets": ["boolean"]}
 #: The primal LapSVMs' early stopping (Melacci & Belkin's stability check).

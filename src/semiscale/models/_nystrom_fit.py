@@ -143,7 +143,7 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
         itemsize = _kernel_dtype(self.kernel_dtype).itemsize
 
         def square_bytes(s):
-            parts = solver_memory(self.solver, self.preconditioner, n, n_labeled, s)
+            parts = solver_memory(self._s_solver(n, s), self.preconditioner, n, n_labeled, s)
             return s * s * itemsize + sum(parts.values())
 
         while n_centers > AUTO_MIN_CENTERS and square_bytes(n_centers) > budget // 2:
@@ -168,16 +168,29 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
         )
         centers_seconds = time.perf_counter() - tic
         options = dict(self.preconditioner_options or {})
-        if self.solver == "pcg":
+        solver = self._s_solver(X.shape[0], centers.size)
+        if solver == "pcg":
             needs_graph = self.preconditioner in NEEDS_CENTER_GRAPH
             if needs_graph and problem.laplacian is not None and "center_laplacian" not in options:
                 graph = self._graph_to_fit()
                 options["center_laplacian"] = graph.fit(X[centers]).laplacian_
             elif self.preconditioner == "sampled-hessian":
                 options.setdefault("random_state", rng.randint(2**31 - 1))
-        quadratic = NystromSolver(
+        quadratic = self._quadratic_solver(solver, problem, centers, options)
+        solution = solve_manifold(dataclasses.replace(problem, X=X), quadratic)
+        self.center_index_ = centers
+        solution.info["centers_seconds"] = centers_seconds
+        return solution
+
+    def _s_solver(self, n_samples: int, n_centers: int) -> str:
+        """The solver of the s × s systems: ``solver`` (``NystromLapSVC`` resolves "auto")."""
+        return self.solver
+
+    def _quadratic_solver(self, solver, problem, centers, options):
+        """The quadratic solver over ``centers`` handed to ``solve_manifold``."""
+        return NystromSolver(
             centers,
-            solver=self.solver,
+            solver=solver,
             preconditioner=self.preconditioner,
             preconditioner_options=options,
             tol=self.tol,
@@ -186,7 +199,3 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
             n_jobs=self.n_jobs,
             label_diffusion=self._label_diffusion_steps(problem),
         )
-        solution = solve_manifold(dataclasses.replace(problem, X=X), quadratic)
-        self.center_index_ = centers
-        solution.info["centers_seconds"] = centers_seconds
-        return solution

@@ -32,6 +32,7 @@ from ._base import (
     DEFAULT_KERNEL,
     EXACT_LAPRLS_AUTO_INTRINSIC_REG_FACTOR,
     MANIFOLD_PARAMETER_CONSTRAINTS,
+    OUT_OF_SAMPLE_CONSTRAINT,
     UNLABELED_CONSTRAINT,
     ManifoldMixin,
     ManifoldProblem,
@@ -290,6 +291,15 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         weight, ``(e_c − 1/C)·l/(C·n_c)`` (:func:`semiscale._validation.balanced_targets`), for
         labels drawn with other proportions than the classes'.  The two are equal when every
         class has the same number of labels.
+    out_of_sample : {"graph", "kernel"}, default="graph"
+        How ``predict`` and ``decision_function`` evaluate new points.  ``"graph"``: the
+        heat-weighted mean of the fitted decision values of the new point's k nearest training
+        points (the fitted graph's k and bandwidth; :mod:`semiscale.models._extension`), as
+        Poisson and Laplace learning extend their graph.  ``"kernel"``: the kernel expansion
+        ``Σ_j α_j k(x_j, x) + b``.  With the default narrow kernel the expansion carries little
+        of the graph's labeling away from the training points:
+        ``benchmarks/results/out_of_sample/``.  Without a graph term (``intrinsic_reg=0``) both
+        are the kernel expansion.
     unlabeled : int, float, str or None, default=-1
         Marker of unlabeled points in ``y`` (None: every point is labeled).
 
@@ -334,6 +344,9 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         Seconds spent in graph construction (``"graph"``), solving (``"solve"``) and in total.
     transduction_ : ndarray of shape (n_samples,)
         Predicted labels of the training points (labeled and unlabeled).
+    extension_ : dict or None
+        With ``out_of_sample="graph"`` and a graph term: the training points, their fitted
+        decision values and the graph's k and bandwidth that ``predict`` extends; else None.
 
     See Also
     --------
@@ -368,6 +381,7 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         **AUTO_INTRINSIC_REG_CONSTRAINT,
         **BALANCED_TARGETS_CONSTRAINT,
         **UNLABELED_CONSTRAINT,
+        **OUT_OF_SAMPLE_CONSTRAINT,
     }
 
     def __init__(
@@ -386,6 +400,7 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         fit_intercept=False,
         balanced_targets=False,
         unlabeled=-1,
+        out_of_sample="graph",
     ):
         self.kernel = kernel
         self.graph = graph
@@ -401,3 +416,4 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         self.fit_intercept = fit_intercept
         self.balanced_targets = balanced_targets
         self.unlabeled = unlabeled
+        self.out_of_sample = out_of_sample

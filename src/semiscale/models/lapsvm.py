@@ -33,6 +33,7 @@ from ._base import (
     DEFAULT_GRAPH,
     EARLY_STOPPING_CONSTRAINTS,
     MANIFOLD_PARAMETER_CONSTRAINTS,
+    OUT_OF_SAMPLE_CONSTRAINT,
     UNLABELED_CONSTRAINT,
     ManifoldMixin,
     ManifoldProblem,
@@ -132,6 +133,15 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
     stability_tol : float, default=1e-3
         Fraction of the training points, in [0, 1], allowed to change side in the step that
         ends the iteration (``early_stopping=True``).
+    out_of_sample : {"graph", "kernel"}, default="graph"
+        How ``predict`` and ``decision_function`` evaluate new points.  ``"graph"``: the
+        heat-weighted mean of the fitted decision values of the new point's k nearest training
+        points (the fitted graph's k and bandwidth; :mod:`semiscale.models._extension`), as
+        Poisson and Laplace learning extend their graph.  ``"kernel"``: the kernel expansion
+        ``Σ_j α_j k(x_j, x) + b``.  With the default narrow kernel the expansion carries little
+        of the graph's labeling away from the training points:
+        ``benchmarks/results/out_of_sample/``.  Without a graph term (``intrinsic_reg=0``) both
+        are the kernel expansion.
     unlabeled : int, float, str or None, default=-1
         The marker of unlabeled points in ``y``.
 
@@ -165,6 +175,9 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         Seconds spent in graph construction, solving and in total.
     transduction_ : ndarray of shape (n_samples,)
         Predicted labels of the training points.
+    extension_ : dict or None
+        With ``out_of_sample="graph"`` and a graph term: the training points, their fitted
+        decision values and the graph's k and bandwidth that ``predict`` extends; else None.
 
     See Also
     --------
@@ -192,6 +205,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         **MANIFOLD_PARAMETER_CONSTRAINTS,
         **AUTO_INTRINSIC_REG_CONSTRAINT,
         **UNLABELED_CONSTRAINT,
+        **OUT_OF_SAMPLE_CONSTRAINT,
         "solver": [StrOptions({"primal", "dual"})],
         "loss": [StrOptions({"auto", "hinge", "squared_hinge", "huber_hinge"})],
         "huber_width": [Interval(Real, 0, None, closed="neither")],
@@ -222,6 +236,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         early_stopping=False,
         stability_tol=1e-3,
         unlabeled=-1,
+        out_of_sample="graph",
     ):
         self.kernel = kernel
         self.graph = graph
@@ -242,6 +257,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         self.early_stopping = early_stopping
         self.stability_tol = stability_tol
         self.unlabeled = unlabeled
+        self.out_of_sample = out_of_sample
 
     def _loss_name(self) -> str:
         name = AUTO_LOSS[self.solver] if self.loss == "auto" else self.loss

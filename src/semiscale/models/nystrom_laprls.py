@@ -25,6 +25,7 @@ from ._base import (
     DEFAULT_CLASSIFIER_KERNEL,
     DEFAULT_GRAPH,
     DEFAULT_KERNEL,
+    OUT_OF_SAMPLE_CONSTRAINT,
     UNLABELED_CONSTRAINT,
     SSLClassifierMixin,
     SSLRegressorMixin,
@@ -397,6 +398,10 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         weight, ``(e_c − 1/C)·l/(C·n_c)`` (:func:`semiscale._validation.balanced_targets`), for
         labels drawn with other proportions than the classes'.  The two are equal when every
         class has the same number of labels.
+    out_of_sample : {"graph", "kernel"}, default="graph"
+        How ``predict`` and ``decision_function`` evaluate new points: ``"graph"`` extends the
+        fitted decision values of the training points to their neighbours, ``"kernel"`` is
+        the expansion over the centers (:class:`LapRLSClassifier`'s parameter).
     unlabeled : int, float, str or None, default=-1
         Marker of unlabeled points in ``y`` (None: every point is labeled).
 
@@ -450,6 +455,8 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         Seconds spent in graph construction (``"graph"``), solving (``"solve"``) and in total.
     transduction_ : ndarray of shape (n_samples,)
         Predicted labels of the training points (labeled and unlabeled).
+    extension_ : dict or None
+        With ``out_of_sample="graph"`` and a graph term: what ``predict`` extends; else None.
 
     See Also
     --------
@@ -483,6 +490,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         **AUTO_INTRINSIC_REG_CONSTRAINT,
         **BALANCED_TARGETS_CONSTRAINT,
         **UNLABELED_CONSTRAINT,
+        **OUT_OF_SAMPLE_CONSTRAINT,
     }
 
     def __init__(
@@ -508,6 +516,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         fit_intercept=False,
         balanced_targets=False,
         unlabeled=-1,
+        out_of_sample="graph",
     ):
         self.kernel = kernel
         self.graph = graph
@@ -530,3 +539,4 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         self.fit_intercept = fit_intercept
         self.balanced_targets = balanced_targets
         self.unlabeled = unlabeled
+        self.out_of_sample = out_of_sample
