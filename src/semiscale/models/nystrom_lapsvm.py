@@ -66,15 +66,14 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
     labeled_centers : bool, default=True
         Make the labeled points centers when they fit.
     solver : {"auto", "pcg", "cg", "direct"}, default="auto"
-        The solver of each Newton step's s × s system.  ``"auto"``: when ``K_ns`` (n × s) fits
-        in half of ``memory_budget``
-        (:func:`~semiscale.solvers.lapsvm_nystrom.cached_solver_bytes`),
-        ``K_ns``, ``K_ss`` and ``K_nsᵀ L K_ns`` are computed once and each step factors its
-        s × s system directly (:class:`~semiscale.solvers.lapsvm_nystrom.CachedNystromSolver`);
-        otherwise ``"pcg"``.  The others rebuild the step's system from kernel blocks at each
-        step: ``"pcg"`` a preconditioner and a PCG run, ``"direct"`` the dense H.  Fit seconds
-        at the defaults, ``"pcg"`` → ``"auto"``: sklearn's digits (1,437 points) 14.6 → 1.5,
-        usps (7,291) 19.4 → 1.6, where ``LapSVC()`` took 1.7 and 20.9
+        The solver of each Newton step's s × s system.  ``"auto"``: when ``K_ns`` (n × s) fits in
+        half of ``memory_budget`` (:func:`~semiscale.solvers.lapsvm_nystrom.cached_solver_bytes`),
+        ``K_ns``, ``K_ss`` and ``K_nsᵀ L K_ns`` are computed once and each step factors its s × s
+        system directly (:class:`~semiscale.solvers.lapsvm_nystrom.CachedNystromSolver`, float64
+        whatever ``kernel_dtype``); otherwise ``"pcg"``.  The others rebuild the step's system from
+        kernel blocks at each step: ``"pcg"`` a preconditioner and a PCG run, ``"direct"`` the dense
+        H.  Fit seconds at the defaults, ``"pcg"`` → ``"auto"``: sklearn's digits (1,437 points)
+        14.6 → 1.5, usps (7,291) 19.4 → 1.6, where ``LapSVC()`` took 1.7 and 20.9
         (``benchmarks/results/out_of_sample/``).
     preconditioner : str or None, default="sampled-hessian"
         A name of :data:`semiscale.solvers.PRECONDITIONERS` (``solver="pcg"``).
