@@ -62,8 +62,8 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
     ``solver="primal"`` minimises the squared hinge ``max(0, 1 − y f)²`` or the Huber-smoothed
     hinge (width ``huber_width``, paper 004's h = 0.01; it tends to the hinge, hence to the dual's
     solution, as the width goes to 0) by Newton's method with an exact line search, each step
-    one LapRLS-type solve over the full span by ``linear_solver``.  For large n use the
-    Nyström LapRLS machinery (paper 000) — a Nyström LapSVM is not here yet.
+    one LapRLS-type solve over the full span by ``linear_solver``.  For large n use
+    :class:`NystromLapSVC`, the same objective over Nyström centers.
 
     Parameters
     ----------
