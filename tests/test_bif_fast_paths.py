@@ -343,3 +343,16 @@ def test_fold_graph_gram_by_the_rows_it_changes_equals_the_direct_product(normal
         by_rows = influence._graph_gram(state.problem, columns, C, fold.laplacian, local)
         np.testing.assert_allclose(by_rows, direct, rtol=0, atol=1e-10 * np.abs(direct).max())
     assert used > 0  # the row path was taken
+
+
+def test_kernels_that_learn_from_the_data_are_not_reused():
+    """A kernel overriding Kernel.fit (paper 002's kind reads the labels and the graph) has
+    more than its parameters in its matrix: no reuse between grid points."""
+    from semiscale.solvers.exact import _kernel_key
+
+    class Learning(RBF):
+        def fit(self, X, y=None, *, laplacian=None, random_state=None):
+            return super().fit(X, y, laplacian=laplacian, random_state=random_state)
+
+    assert _kernel_key(RBF(gamma=1.0)) is not None
+    assert _kernel_key(Learning(gamma=1.0)) is None

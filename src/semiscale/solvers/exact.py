@@ -126,7 +126,13 @@ def reusing_kernel_matrices():
 
 
 def _kernel_key(kernel):
-    """The kernel's class and parameters, or None when a parameter is not a plain value."""
+    """The kernel's class and parameters, or None when a parameter is not a plain value or the
+    kernel learns more than its parameters from the data (it overrides ``Kernel.fit``: a
+    data-dependent kernel reads the labels and the graph, which its parameters do not show)."""
+    from ..kernels import Kernel
+
+    if getattr(type(kernel), "fit", None) is not getattr(Kernel, "fit", None):
+        return None
     params = kernel.get_params(deep=False)
     plain = (bool, int, float, str, type(None), np.number)
     if not all(isinstance(v, plain) for v in params.values()):
