@@ -297,12 +297,15 @@ def test_the_estimators_memory_budget_bounds_its_graph_search():
     # (an exact *direct* fit refuses such a budget before any graph: the CG solver does not)
     for model in (partial(LapRLSClassifier, solver="cg"), NystromLapRLSClassifier):
         user_graph = KNNGraph(n_neighbors=5)
-        # 1000 bytes do not hold one row of the brute-force search's distance block: the search
-        # refuses (it used to run under a quarter of the machine's memory, and the solver
-        # refused afterwards)
-        with pytest.raises(MemoryBudgetError, match="brute-force kNN block"):
+        # 1000 bytes hold neither the solver's arrays nor the graph's: refused before the graph
+        # since issue 26 (it used to run the search under a quarter of the machine's memory,
+        # and the solver refused afterwards)
+        with pytest.raises(MemoryBudgetError, match="1000 B"):
             model(graph=user_graph, memory_budget=1000).fit(X, y)
         assert user_graph.memory_budget is None  # the user's object is not modified
+    # the graph itself, given that budget, refuses before its search
+    with pytest.raises(MemoryBudgetError, match=r"1000 B is too small for the kNN graph"):
+        KNNGraph(n_neighbors=5, memory_budget=1000).fit(X)
 
 
 def test_the_graph_gets_the_estimators_budget_and_threads_only_where_it_sets_none():
