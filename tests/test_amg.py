@@ -49,19 +49,24 @@ def test_a_vector_and_a_block_give_the_same_columns():
     np.testing.assert_allclose(M.aslinearoperator() @ V, M.apply(V))
 
 
-def test_underflowing_weights_do_not_make_the_hierarchy_nan():
-    # heat weights of outliers underflow to 1e-300: the rows of such points must not turn the
-    # coarse operators into NaN (they did before DROP_TOL and SHIFT)
-    _, _, _, L = _graph_and_labels(n_per_class=150, n_classes=2)
+def _with_faint_points(L, points, weight):
+    """The Laplacian of ``L``'s graph with every edge of ``points`` set to ``weight``."""
     W = -sp.csr_matrix(L)
     W.setdiag(0)
     W.eliminate_zeros()
     W = W.tolil()
-    for i in range(0, 300, 37):  # every edge of some points almost vanishes
+    for i in points:
         for j in W.rows[i]:
-            W[i, j] = W[j, i] = 1e-300
+            W[i, j] = W[j, i] = weight
     W = W.tocsr()
-    A = sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W
+    return sp.csr_matrix(sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W)
+
+
+def test_underflowing_weights_do_not_make_the_hierarchy_nan():
+    # heat weights of outliers underflow to 1e-300: the rows of such points must not turn the
+    # coarse operators into NaN (they did before DROP_TOL and SHIFT)
+    _, _, _, L = _graph_and_labels(n_per_class=150, n_classes=2)
+    A = _with_faint_points(L, range(0, 300, 37), 1e-300)  # their edges almost vanish
     M = AMGPreconditioner(A)
     for level in M.hierarchy.levels:
         assert np.all(np.isfinite(level.A.data))
@@ -73,14 +78,7 @@ def test_a_degree_below_one_over_the_largest_float_does_not_make_the_setup_nan()
     # to inf inside pyamg's evolution strength; such a row keeps no edge in P and is inverted
     # alone
     _, y, y_ssl, L = _graph_and_labels(n_per_class=400, n_classes=2)
-    W = -sp.csr_matrix(L)
-    W.setdiag(0)
-    W.eliminate_zeros()
-    W = W.tolil()
-    for j in W.rows[5]:
-        W[5, j] = W[j, 5] = 1e-317
-    W = W.tocsr()
-    A = sp.csr_matrix(sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W)
+    A = _with_faint_points(L, [5], 1e-317)
     assert 0 < A.diagonal()[5] < 1 / np.finfo(float).max
     M = AMGPreconditioner(A)
     assert 5 in M.isolated
