@@ -49,8 +49,12 @@ def extension_rule(graph, fitted_graph, X, decision) -> dict:
     return rule
 
 
-def extend(rule: dict, X_new, memory_budget=None, n_jobs=None) -> np.ndarray:
-    """The decision values of ``X_new`` by the graph extension (module docstring)."""
+def extend(rule: dict, X_new, memory_budget=None, n_jobs=None, keep_fitted=True) -> np.ndarray:
+    """The decision values of ``X_new`` by the graph extension (module docstring).
+
+    ``keep_fitted=False`` averages a training point's value with its neighbours' too (Poisson
+    and Laplace learning's ``predict``), instead of returning its fitted value.
+    """
     scores = rule["scores"]
     k = rule["n_neighbors"]
     out = np.empty((X_new.shape[0], scores.shape[1]))
@@ -82,7 +86,8 @@ def extend(rule: dict, X_new, memory_budget=None, n_jobs=None) -> np.ndarray:
         weights /= weights.sum(axis=1, keepdims=True)
         block = np.einsum("ij,ijc->ic", weights, scores[neighbors])
         # a training point keeps its fitted value: the extension interpolates the fit
-        same = distances[:, 0] == 0.0
-        block[same] = scores[neighbors[same, 0]]
+        if keep_fitted:
+            same = distances[:, 0] == 0.0
+            block[same] = scores[neighbors[same, 0]]
         out[rows] = block
     return out

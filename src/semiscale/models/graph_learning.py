@@ -44,7 +44,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -53,7 +52,6 @@ from .._progress import log
 from .._random import RANDOM_STATE_CONSTRAINT
 from .._validation import check_classification_targets, validate_X
 from ..graph import DisconnectedGraphWarning, connected_components
-from ..linalg.ops import get_ops
 from ..solvers.amg import MAX_INVERSE, AMGPreconditioner
 from ..solvers.cg import cg
 from ._base import (
@@ -64,6 +62,7 @@ from ._base import (
     _check_y_given,
     _column_or_1d_labels,
 )
+from ._extension import extend
 
 __all__ = ["GRAPH_LEARNING_PARAMETER_CONSTRAINTS"]
 
@@ -308,37 +307,13 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         """Scores of new points: the heat-weighted mean of their k nearest training points'."""
         check_is_fitted(self, "scores_")
         X = validate_X(self, X, reset=False)
-        rule = self.extension_
-        k = rule["n_neighbors"]
-        n_classes = self.scores_.shape[1]
-        out = np.empty((X.shape[0], n_classes))
-        if X.shape[0] == 0:
-            return out
-        index = NearestNeighbors(n_neighbors=k, n_jobs=self.n_jobs).fit(self.X_fit_)
-        row_bytes = 8 * k * (n_classes + 4)
-        for rows in get_ops().row_blocks(
-            X.shape[0], row_bytes, self.memory_budget, what="graph extension of new points"
-        ):
-            distances, neighbors = index.kneighbors(X[rows])
-            if rule["weights"] == "binary":
-                weights = np.ones_like(distances)
-            elif rule["weights"] == "self-tuning":
-                own = distances[:, -1:]
-                scales = self.graph_.local_scale_[neighbors] * np.where(own > 0, own, 1.0)
-                exponent = distances**2 / scales
-                weights = np.exp(-(exponent - exponent.min(axis=1, keepdims=True)))
-            else:
-                sigma = rule["bandwidth"]
-                if sigma is None:  # each new point's own scale: its mean neighbour distance
-                    sigma = distances.mean(axis=1, keepdims=True)
-                    sigma = np.where(sigma > 0, sigma, 1.0)
-                # shifted by the nearest distance: the nearest neighbour has weight 1, so the
-                # weights of a far-away point do not all underflow
-                sq = distances**2
-                weights = np.exp(-(sq - sq[:, :1]) / (2.0 * np.square(sigma)))
-            weights /= weights.sum(axis=1, keepdims=True)
-            out[rows] = np.einsum("ij,ijc->ic", weights, self.scores_[neighbors])
-        return out
+        rule = {
+            **self.extension_,
+            "X": self.X_fit_,
+            "scores": self.scores_,
+            "local_scale": getattr(self.graph_, "local_scale_", None),
+        }
+        return extend(rule, X, self.memory_budget, self.n_jobs, keep_fitted=False)
 
     def decision_function(self, X):
         """Class scores of new points, by extending the graph to them.
