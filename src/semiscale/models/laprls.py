@@ -54,10 +54,10 @@ class _LapRLSBase(ManifoldMixin, BaseEstimator):
         # the direct solve's two n×n arrays (K, then the system, and LAPACK's copy)
         if self.solver == "direct" and self._resolve_intrinsic_reg(n_samples, n_labeled) > 0:
             check_dense_fits(n_samples, self.memory_budget, 2, DIRECT_WHAT)
-
         elif self._resolve_intrinsic_reg(n_samples, n_labeled) > 0:  # CG holds K (n×n)
             what = f"LapRLS with solver={self.solver!r} (it holds the n x n kernel matrix K)"
             check_dense_fits(n_samples, self.memory_budget, 1, what)
+
     def _solve(self, problem: ManifoldProblem) -> Solution:
         quadratic = partial(
             solve_exact,
