@@ -7,9 +7,16 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
+import numpy as np
 import pytest
+import scipy.linalg as sla
+
+from semiscale.linalg import _interruptible
+from semiscale.linalg._interruptible import MIN_THREADED_ORDER
+from semiscale.linalg.ops import get_ops
 
 _KDTREE_SCRIPT = textwrap.dedent(
     """
@@ -49,3 +56,109 @@ def test_ctrl_c_in_threaded_kdtree_query_is_a_keyboard_interrupt():
     assert proc.returncode != -signal.SIGSEGV, stderr
     assert proc.returncode in (1, -signal.SIGINT, 128 + signal.SIGINT), (proc.returncode, stderr)
     assert stderr.rstrip().endswith("KeyboardInterrupt"), stderr
+
+
+# ----------------------------------------------------------------- Ctrl-C inside LAPACK (defect 8)
+def _interrupt_when_a_worker_starts(call):
+    """Run ``call`` in the main thread and SIGINT it once a new thread is running (or after 0.2 s
+    when none starts); returns whether a thread other than the interrupter was still running
+    when ``KeyboardInterrupt`` reached this frame (the factorization had not returned)."""
+    before = set(threading.enumerate())
+    main = threading.main_thread().ident
+
+    def interrupter():
+        deadline = time.monotonic() + 0.2
+        while time.monotonic() < deadline:
+            if set(threading.enumerate()) - before - {threading.current_thread()}:
+                break
+            time.sleep(0.001)
+        signal.pthread_kill(main, signal.SIGINT)
+
+    sender = threading.Thread(target=interrupter)
+    running_at_interrupt = None
+    try:
+        sender.start()
+        call()
+        sender.join()
+        for _ in range(1000):  # the interrupt that came after the call returned lands here
+            time.sleep(0.001)
+    except KeyboardInterrupt:
+        running = set(threading.enumerate()) - before - {sender}
+        running_at_interrupt = any(t.is_alive() for t in running)
+    sender.join()
+    for worker in set(threading.enumerate()) - before:
+        worker.join()  # the abandoned factorization ends; nothing freed under it
+    assert running_at_interrupt is not None, "the SIGINT never raised KeyboardInterrupt"
+    return running_at_interrupt
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pthread_kill")
+@pytest.mark.parametrize("kind", ["lu_factor", "lu_factor_checked", "jittered_cholesky"])
+def test_ctrl_c_interrupts_a_dense_factorization_at_once(kind):
+    # Before: LAPACK ran in the main thread, and Python raised KeyboardInterrupt only when it
+    # returned (2.2 s after Ctrl-C for an exact LapRLSClassifier on 4,000 points).
+    ops = get_ops()
+    n = 3000
+    A = np.random.default_rng(0).standard_normal((n, n))
+    if kind == "jittered_cholesky":
+        A = A @ A.T
+        A.flat[:: n + 1] += n
+    A = np.asfortranarray(A)
+    with ops.blas_threads(1):
+        assert _interrupt_when_a_worker_starts(lambda: getattr(ops, kind)(A))
+
+
+def test_threaded_factorizations_equal_the_direct_lapack_calls():
+    ops = get_ops()
+    n = 2 * MIN_THREADED_ORDER
+    A = np.random.default_rng(1).standard_normal((n, n))
+    S = A @ A.T + n * np.eye(n)
+    L, jitter = ops.jittered_cholesky(S)
+    assert jitter == 0.0
+    np.testing.assert_array_equal(L, sla.cholesky(S, lower=True))
+    L32, _ = ops.jittered_cholesky(S.astype(np.float32))
+    assert L32.dtype == np.float32
+    np.testing.assert_array_equal(L32, sla.cholesky(S.astype(np.float32), lower=True))
+    for factor in (ops.lu_factor(A), ops.lu_factor_checked(A)):
+        expected = sla.lu_factor(A)
+        np.testing.assert_array_equal(factor[0], expected[0])
+        np.testing.assert_array_equal(factor[1], expected[1])
+    # overwrite_a still factors a Fortran float64 matrix in place
+    work = np.asfortranarray(A)
+    lu, _ = ops.lu_factor(work, overwrite_a=True)
+    assert np.shares_memory(lu, work)
+    np.testing.assert_array_equal(lu, sla.lu_factor(A)[0])
+
+
+def test_potrf_without_the_cython_lapack_table_is_scipys_cholesky(monkeypatch):
+    monkeypatch.setattr(_interruptible, "_lapack_potrf", lambda dtype: None)
+    n = MIN_THREADED_ORDER + 10
+    A = np.random.default_rng(2).standard_normal((n, n))
+    S = A @ A.T + n * np.eye(n)
+    L, _ = get_ops().jittered_cholesky(S)
+    np.testing.assert_array_equal(L, sla.cholesky(S, lower=True))
+
+
+def test_factorization_errors_reach_the_caller_from_the_worker():
+    ops = get_ops()
+    n = MIN_THREADED_ORDER + 100
+    rng = np.random.default_rng(3)
+    B = rng.standard_normal((n, 5))
+    with pytest.raises(np.linalg.LinAlgError, match="not positive semi-definite"):
+        ops.jittered_cholesky(-(B @ B.T) - np.eye(n), max_tries=0)
+    with pytest.raises(np.linalg.LinAlgError, match="Ill-conditioned"):
+        ops.lu_factor_checked(B @ B.T)  # rank 5
+    with pytest.raises(np.linalg.LinAlgError):  # the condition check of solve, or a zero pivot
+        ops.solve(B @ B.T, np.ones(n))
+
+    threads = []
+
+    def failing():
+        threads.append(threading.current_thread())
+        raise ValueError("from the worker")
+
+    with pytest.raises(ValueError, match="from the worker"):
+        _interruptible.call_interruptibly(MIN_THREADED_ORDER, failing)
+    assert threads[0] is not threading.main_thread()
+    # below the threshold, or off the main thread: a plain call
+    assert _interruptible.call_interruptibly(1, threading.current_thread) is threading.main_thread()

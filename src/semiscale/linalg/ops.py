@@ -48,6 +48,7 @@ import scipy.linalg as sla
 from .._memory import block_rows, row_slices
 from .._parallel import blas_threads, resolve_n_jobs
 from . import streaming
+from ._interruptible import call_interruptibly, potrf_inplace
 
 __all__ = ["ArrayOps", "get_ops", "set_ops", "use_ops"]
 
@@ -288,6 +289,11 @@ class ArrayOps:
         round-off), so singular matrices such as duplicate Nyström centers are jittered instead
         of silently factored into garbage.
 
+        Each attempt factors one Fortran-ordered copy in place with LAPACK ``potrf``, called with
+        the GIL released and, in the main thread for large ``s``, in a worker thread
+        (:mod:`semiscale.linalg._interruptible`): Ctrl-C is raised here at once, not when
+        LAPACK returns.
+
         Parameters
         ----------
         A : ndarray of shape (s, s)
@@ -335,7 +341,8 @@ class ArrayOps:
             if jitter:
                 work.flat[:: s + 1] += jitter
             try:
-                L = sla.cholesky(work, lower=True, overwrite_a=True, check_finite=False)
+                # in a worker thread for large s, so that Ctrl-C is not held by LAPACK
+                L = call_interruptibly(s, potrf_inplace, work)
             except np.linalg.LinAlgError:
                 L = None
             if L is not None and np.min(np.diag(L)) ** 2 > tiny:
@@ -351,9 +358,13 @@ class ArrayOps:
         """LU factorization with partial pivoting, ``P A = L U`` (for :meth:`lu_solve`).
 
         ``overwrite_a`` lets LAPACK factor a Fortran-ordered float64 ``A`` in place (no n × n
-        copy; ``A`` is destroyed); other arrays are copied as without it.
+        copy; ``A`` is destroyed); other arrays are copied as without it.  In the main thread a
+        large factorization runs in a worker thread (:func:`~semiscale.linalg._interruptible.
+        call_interruptibly`): Ctrl-C is raised here at once, not when LAPACK returns.
         """
-        return sla.lu_factor(A, overwrite_a=overwrite_a, check_finite=False)
+        return call_interruptibly(
+            _order(A), sla.lu_factor, A, overwrite_a=overwrite_a, check_finite=False
+        )
 
     # ------------------------------------------------------------------ solves
     def solve_triangular(self, L, B, *, lower=True, trans=False, overwrite_b=False, side="left"):
@@ -421,7 +432,9 @@ class ArrayOps:
     def _lu_factor_checked(A, overwrite_a):
         A = np.asarray(A)
         anorm = np.linalg.norm(A, 1)
-        lu, piv = sla.lu_factor(A, overwrite_a=overwrite_a, check_finite=False)
+        lu, piv = call_interruptibly(
+            _order(A), sla.lu_factor, A, overwrite_a=overwrite_a, check_finite=False
+        )
         (gecon,) = sla.lapack.get_lapack_funcs(("gecon",), (lu,))
         rcond, _ = gecon(lu, anorm, norm="1")
         if not rcond >= np.finfo(lu.dtype).eps:
@@ -507,6 +520,12 @@ class ArrayOps:
             E[np.arange(cols.start, cols.stop), np.arange(E.shape[1])] = 1.0
             H[:, cols] = matmat(E)
         return self.symmetrize(H)
+
+
+def _order(A):
+    """The order of a square matrix (0 for anything else: no worker thread)."""
+    shape = np.shape(A)
+    return shape[0] if len(shape) == 2 and shape[0] == shape[1] else 0
 
 
 # ---------------------------------------------------------------------------------- dispatch
