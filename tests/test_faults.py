@@ -87,7 +87,8 @@ def _interrupt_when_a_worker_starts(call):
         running_at_interrupt = any(t.is_alive() for t in running)
     sender.join()
     for worker in set(threading.enumerate()) - before:
-        worker.join()  # the abandoned factorization ends; nothing freed under it
+        if not worker.daemon:  # the abandoned factorization ends; nothing freed under it
+            worker.join(timeout=60)
     assert running_at_interrupt is not None, "the SIGINT never raised KeyboardInterrupt"
     return running_at_interrupt
 
