@@ -343,7 +343,7 @@ def test_scikit_learn_splitters_score_labeled_test_rows_only():
     X, y = make_two_moons(160, noise=0.15, random_state=0)
     y_ssl = np.where(np.random.RandomState(3).rand(160) < 0.3, y, -1)
     L = KNNGraph(n_neighbors=8).fit(X).laplacian_
-    est = LapRLSClassifier(kernel=RBF(gamma=2.0), intrinsic_reg=1.0)
+    est = LapRLSClassifier(kernel=RBF(gamma=2.0), intrinsic_reg=1.0, out_of_sample="kernel")
     splitter = KFold(4, shuffle=True, random_state=0)
     pairs = list(splitter.split(X))
     for cv in (splitter, pairs):
@@ -417,7 +417,8 @@ def test_refusals_come_before_any_fit(monkeypatch):
     normalized = KNNGraph(n_neighbors=8, normalized=True).fit(X).laplacian_
     with pytest.raises(ValueError, match="subgraphs of the given laplacian"):
         bif_cross_val_score(
-            LapRLSClassifier(), X, np.where(np.arange(60) % 4 == 0, np.arange(60) % 8 // 4, -1),
+            LapRLSClassifier(out_of_sample="kernel"), X,
+            np.where(np.arange(60) % 4 == 0, np.arange(60) % 8 // 4, -1),
             cv=SSLKFold(2, transductive=False, random_state=0), laplacian=normalized,
         )  # fmt: skip
     assert not fits
@@ -442,3 +443,23 @@ def test_bif_search_classifier_with_newton_steps_equals_the_exact_search():
     for k in range(4):
         key = f"split{k}_test_score"
         np.testing.assert_allclose(approx.cv_results_[key], exact.cv_results_[key])
+
+
+@pytest.mark.parametrize("transductive", [True, False])
+def test_inductive_folds_refuse_the_graph_extension_of_new_points(transductive):
+    # the inductive classifiers predict new points by the graph extension (issue 26), which
+    # the fold-out objectives do not model: approximate CV on inductive folds would score
+    # another model than exact CV does, so it is refused; transductive folds predict no new
+    # point and stay allowed
+    X, y = make_two_moons(120, noise=0.1, random_state=0)
+    y_ssl = np.where(np.random.RandomState(0).rand(120) < 0.3, y, -1)
+    cv = SSLKFold(3, transductive=transductive, random_state=0)
+    est = LapRLSClassifier(kernel=RBF(gamma=2.0))
+    assert est.out_of_sample == "graph"
+    if transductive:
+        assert np.isfinite(bif_cross_val_score(est, X, y_ssl, cv=cv)).all()
+    else:
+        with pytest.raises(ValueError, match="out_of_sample='kernel'.*transductive folds"):
+            bif_cross_val_score(est, X, y_ssl, cv=cv)
+        scores = bif_cross_val_score(est.set_params(out_of_sample="kernel"), X, y_ssl, cv=cv)
+        assert np.isfinite(scores).all()

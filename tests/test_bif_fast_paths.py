@@ -49,17 +49,24 @@ def _graph():
 
 ESTIMATORS = {
     "regressor": lambda: LapRLSRegressor(kernel=RBF(gamma=2.0), graph=_graph()),
+    # the classifiers predict inductive folds' new points by the kernel expansion, the model
+    # approximate CV expands (out_of_sample="graph" is refused there)
     "classifier": lambda: LapRLSClassifier(
-        kernel=RBF(gamma=2.0), graph=_graph(), intrinsic_reg=1.0
+        kernel=RBF(gamma=2.0), graph=_graph(), intrinsic_reg=1.0, out_of_sample="kernel"
     ),
     "classifier, intercept": lambda: LapRLSClassifier(
-        kernel=RBF(gamma=2.0), graph=_graph(), intrinsic_reg=1.0, fit_intercept=True
+        kernel=RBF(gamma=2.0),
+        graph=_graph(),
+        intrinsic_reg=1.0,
+        fit_intercept=True,
+        out_of_sample="kernel",
     ),
     "huber LapSVC": lambda: LapSVC(
         solver="primal",
         loss="huber_hinge",
         kernel=RBF(gamma=2.0),
         graph=_graph(),
+        out_of_sample="kernel",
         intrinsic_reg=1.0,
     ),  # fmt: skip
 }
@@ -221,7 +228,13 @@ def test_kernel_reuse_across_grid_points_changes_no_score(monkeypatch, method, t
     if loss == "squared":
         est, y = LapRLSRegressor(kernel=RBF(gamma=1.0), graph=_graph()), y_reg
     else:
-        est = LapSVC(solver="primal", loss="huber_hinge", kernel=RBF(gamma=1.0), graph=_graph())
+        est = LapSVC(
+            solver="primal",
+            loss="huber_hinge",
+            kernel=RBF(gamma=1.0),
+            graph=_graph(),
+            out_of_sample="kernel",
+        )
         y = y_clf
     grid = {"kernel__gamma": [0.5, 2.0], "intrinsic_reg": [0.1, 10.0], "ambient_reg": [1e-4, 1e-2]}
     cv = SSLKFold(3, transductive=transductive, random_state=0)
@@ -285,7 +298,13 @@ def test_nystrom_step_blocks_shared_across_grid_points_change_no_score(monkeypat
     if loss == "squared":
         est, y = LapRLSRegressor(kernel=RBF(gamma=1.0), graph=_graph()), y_reg
     else:
-        est = LapSVC(solver="primal", loss="huber_hinge", kernel=RBF(gamma=1.0), graph=_graph())
+        est = LapSVC(
+            solver="primal",
+            loss="huber_hinge",
+            kernel=RBF(gamma=1.0),
+            graph=_graph(),
+            out_of_sample="kernel",
+        )
         y = y_clf
     grid = {"kernel__gamma": [0.5, 2.0], "intrinsic_reg": [0.1, 1.0, 10.0]}
     cv = SSLKFold(3, transductive=False, random_state=0)

@@ -121,6 +121,16 @@ def check_folds(estimator, X, y, ssl_folds, marker, hessian, laplacian=None):
                 )
         if inductive is None and np.asarray(fold.fit_rows).size < n:
             inductive = np.sort(np.asarray(fold.fit_rows, dtype=np.intp))
+    if inductive is not None and getattr(estimator, "out_of_sample", "kernel") == "graph":
+        # the fold-out objectives predict held-out points by the kernel expansion; the
+        # estimator's predict (and so exact CV) by the graph extension: not the same model
+        raise ValueError(
+            f"approximate CV on inductive folds scores held-out points by the kernel expansion, "
+            f"but {type(estimator).__name__}(out_of_sample='graph') predicts new points by "
+            "extending the graph, so the two would score different models: use "
+            "out_of_sample='kernel', transductive folds (SSLKFold(transductive=True)), or "
+            "method='exact' for exact CV"
+        )
     if hessian == "exact" and not hasattr(estimator, "n_centers"):
         check_dense_fits(
             n + 1, getattr(estimator, "memory_budget", None), 4, "the exact BIF Hessian"

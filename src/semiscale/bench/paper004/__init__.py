@@ -45,7 +45,11 @@ def _estimator(protocol, kind: str, seed: int):
     }
     if kind == "classification":
         return LapSVC(
-            solver="primal", loss="huber_hinge", huber_width=protocol.huber_width, **common
+            solver="primal",
+            loss="huber_hinge",
+            huber_width=protocol.huber_width,
+            out_of_sample="kernel",  # paper 004's predictor: the kernel expansion
+            **common,
         )
     return LapRLSRegressor(**common)
 
