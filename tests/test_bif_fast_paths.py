@@ -220,22 +220,26 @@ def _count_kernel_matrices(monkeypatch):
     return calls
 
 
+def _estimator_and_targets(loss):
+    """160 points of ``_data``, and LapRLS regression (squared loss) or a Huber LapSVC."""
+    X, y_reg, y_clf = _data(160)
+    if loss == "squared":
+        return X, LapRLSRegressor(kernel=RBF(gamma=1.0), graph=_graph()), y_reg
+    lapsvc = LapSVC(
+        solver="primal",
+        loss="huber_hinge",
+        kernel=RBF(gamma=1.0),
+        graph=_graph(),
+        out_of_sample="kernel",
+    )
+    return X, lapsvc, y_clf
+
+
 @pytest.mark.parametrize("method", ["exact", "bif"])
 @pytest.mark.parametrize("transductive", [True, False])
 @pytest.mark.parametrize("loss", ["squared", "huber_hinge"])
 def test_kernel_reuse_across_grid_points_changes_no_score(monkeypatch, method, transductive, loss):
-    X, y_reg, y_clf = _data(160)
-    if loss == "squared":
-        est, y = LapRLSRegressor(kernel=RBF(gamma=1.0), graph=_graph()), y_reg
-    else:
-        est = LapSVC(
-            solver="primal",
-            loss="huber_hinge",
-            kernel=RBF(gamma=1.0),
-            graph=_graph(),
-            out_of_sample="kernel",
-        )
-        y = y_clf
+    X, est, y = _estimator_and_targets(loss)
     grid = {"kernel__gamma": [0.5, 2.0], "intrinsic_reg": [0.1, 10.0], "ambient_reg": [1e-4, 1e-2]}
     cv = SSLKFold(3, transductive=transductive, random_state=0)
     calls = _count_kernel_matrices(monkeypatch)
@@ -294,18 +298,7 @@ def test_nystrom_step_blocks_shared_across_grid_points_change_no_score(monkeypat
     import semiscale.model_selection._fold_objectives as fold_objectives
     import semiscale.solvers.influence as influence
 
-    X, y_reg, y_clf = _data(160)
-    if loss == "squared":
-        est, y = LapRLSRegressor(kernel=RBF(gamma=1.0), graph=_graph()), y_reg
-    else:
-        est = LapSVC(
-            solver="primal",
-            loss="huber_hinge",
-            kernel=RBF(gamma=1.0),
-            graph=_graph(),
-            out_of_sample="kernel",
-        )
-        y = y_clf
+    X, est, y = _estimator_and_targets(loss)
     grid = {"kernel__gamma": [0.5, 2.0], "intrinsic_reg": [0.1, 1.0, 10.0]}
     cv = SSLKFold(3, transductive=False, random_state=0)
     counts = {"blocks": 0, "subgraphs": 0}
