@@ -199,7 +199,7 @@ class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
     :class:`~semiscale.models.NystromLapSVC` (a predictor on its centres; with
     ``center_selection="uniform"`` it is paper 001's reduced LapSVM).
 
-    The defaults are the paper 001 benchmark's preset (``mμ = 1``, θ = 100·|E|/m), which keeps
+    The defaults are the paper 001 benchmark's preset (``mμ = 1``, ``θ = 100·|E|/m``), which keeps
     the core set small, with C chosen by measurement (parameter C).  Measured at the defaults
     (``benchmarks/results/slapcvm_defaults/``, this 2-core machine, timing lock; accuracy on
     the unlabeled points, SLapCVM averaged over ``random_state`` 0-2): two moons
@@ -385,7 +385,7 @@ class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
     use :class:`~semiscale.models.LapRLSRegressor` or
     :class:`~semiscale.models.NystromLapRLSRegressor`, for classification
     :class:`~semiscale.models.LapSVC` or :class:`~semiscale.models.NystromLapSVC`.  The
-    defaults are the paper 001 benchmark's preset (``mμ = 1``, θ = 100·|E|/m).
+    defaults are the paper 001 benchmark's preset (``mμ = 1``, ``θ = 100·|E|/m``).
 
     The classifier's primal with the margin constraints replaced by an ε̄-insensitive tube
     around the targets (paper 001 §3.1, last paragraph, and eq. 12 for the manifold-free case):

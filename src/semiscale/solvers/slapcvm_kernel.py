@@ -2,7 +2,7 @@ r"""The transformed kernel K̃ of SLapCVM (paper 001 eq. 8): labeled points and 
 
 The primal (5)–(7) of the sparsified Laplacian SVM, with the bias folded into the features
 (``φ̃(x) = [φ(x); 1]``), has one constraint per labeled point and two per graph edge; its dual
-(8) is a QP over the m + 2|E| *items*
+(8) is a QP over the ``m + 2|E|`` *items*
 
 * labeled point i: ``z_i = y_i φ̃(x_i)``;
 * edge e = (u, v) with weight w, first copy (multiplier γ_e): ``z_e = ψ̃_e`` and second copy
@@ -13,7 +13,7 @@ The primal (5)–(7) of the sparsified Laplacian SVM, with the bias folded into 
 each with its own slack coordinate, and ``K̃_{ab} = z_aᵀ z_b + δ_ab c_a`` with
 ``c = μm/C`` on labeled items and ``|E|μ/(Cθ)`` on edge items.  Every entry is a combination
 of at most four base-kernel values, so a block of K̃ costs O(rows · cols) kernel evaluations
-and nothing of size (m + 2|E|)² is formed.  The paper prints the labeled–edge block as
+and nothing of size ``(m + 2|E|)²`` is formed.  The paper prints the labeled–edge block as
 ``y_i φ(x_i)'ψ_e + τ_e``; the product of the two items' features is ``y_i (φ(x_i)'ψ_e + τ_e)``,
 which is what is computed here (the extraction dropped the parentheses).
 
@@ -100,7 +100,7 @@ class SLapCVMKernel:
         """``(a_e, b_e, τ_e)`` of the edges ``e``: ψ̃_e = a_e φ̃(x_u) − b_e φ̃(x_v), τ_e = a_e − b_e.
 
         Computed for the edges asked for only, so that a fit touches O(core set + candidates)
-        edges per iteration, not all |E|.
+        edges per iteration, not all ``|E|``.
         """
         root = np.sqrt(self.weight[e])
         if self.scale is None:
@@ -125,7 +125,7 @@ class SLapCVMKernel:
 
     @property
     def n_items(self) -> int:
-        """m + 2|E|."""
+        """``m + 2|E|``."""
         return self.m + 2 * self.n_edges
 
     def _terms(self, items):
@@ -186,7 +186,7 @@ class SLapCVMKernel:
         r"""``η = max_a (K̃_aa − v_a)`` over every item, v the labeled items' linear terms.
 
         The center-constrained MEB (9) needs ``Δ_a = η − K̃_aa + v_a ≥ 0`` for every item.  The
-        m labeled items are evaluated; the 2|E| edge items (both copies of an edge share their
+        m labeled items are evaluated; the ``2|E|`` edge items (both copies of an edge share their
         diagonal) are first bounded without a kernel evaluation and evaluated only where the
         bound exceeds the largest value found so far.  With ``κ² = sup_x k(x, x)``
         (``kernel.kappa2``, 1 for stationary kernels) and ``|k(x_u, x_v)| ≤ κ²``
@@ -201,7 +201,7 @@ class SLapCVMKernel:
         paper's setting (RBF, unnormalized graph, Gaussian weights w ≤ 1, so
         ``K̃_ee ≤ 2w_e + c_E``) against the labeled items' ``2 + (mμ − 2)/C``, only the edges
         with ``w_e > 1 − (2 − mμ)/(2C) − c_E/2`` are evaluated: the pass is elementwise over
-        the |E| weights, and the kernel evaluations stay few.  A kernel without ``kappa2`` (e.g.
+        the ``|E|`` weights, and the kernel evaluations stay few.  A kernel without ``kappa2`` (e.g.
         linear) has every edge evaluated.  The result is the exact maximum either way.
 
         Parameters
@@ -237,7 +237,7 @@ class SLapCVMKernel:
         ``f(x) = Σ_j weights_j k(X[points_j], x) + bias``; items with a zero coefficient add
         nothing, so the expansion is as sparse as the coefficients.  With ``items`` the
         coefficients are those of these items only (the others are zero): O(len(items)) work,
-        where a dense vector over all m + 2|E| items costs a pass over them.
+        where a dense vector over all ``m + 2|E|`` items costs a pass over them.
         """
         coefficients = np.asarray(coefficients, dtype=float)
         if items is None:
