@@ -103,9 +103,10 @@ class FullLapRLSHessian(NystromLapRLSHessian):
         n_columns=None,
     ):
         try:
-            self._init_operator(
+            super().__init__(
                 kernel,
                 X,
+                np.arange(X.shape[0]),
                 labeled_index,
                 laplacian,
                 ambient_lambda,
@@ -116,29 +117,3 @@ class FullLapRLSHessian(NystromLapRLSHessian):
             )
         except MemoryBudgetError as error:
             raise MemoryBudgetError(_exact_wording(str(error), X.shape[0])) from None
-
-    def _init_operator(
-        self,
-        kernel,
-        X,
-        labeled_index,
-        laplacian,
-        ambient_lambda,
-        intrinsic_lambda,
-        memory_budget,
-        *,
-        reserved,
-        n_columns,
-    ):
-        super().__init__(
-            kernel,
-            X,
-            np.arange(X.shape[0]),
-            labeled_index,
-            laplacian,
-            ambient_lambda,
-            intrinsic_lambda,
-            memory_budget,
-            reserved=reserved,
-            n_columns=n_columns,
-        )
