@@ -14,8 +14,10 @@ $(BIN)/python:
 
 # --only-binary=:all:: every dependency (the `ann` extra's voyager included) comes from a wheel,
 # so no C++ compiler is ever needed; only semiscale itself (pure Python) is built here.
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --only-binary=:all: -e ".[dev,ann,plot]"
+# The reproductions (benchmarks/, the `semiscale-bench` command) are a package of their own, beside
+# the library and outside its wheel; the tests run both.
+$(STAMP): pyproject.toml benchmarks/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --only-binary=:all: -e ".[dev,ann,plot]" -e ./benchmarks
 	touch $(STAMP)
 
 # The docs extra (Sphinx, numpydoc, myst-parser; wheels too) only for `make docs`.
@@ -37,11 +39,11 @@ docs: $(STAMP) $(DOCS_STAMP)
 	@echo "documentation: docs/_build/html/index.html"
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 
 bench-quick: $(STAMP)
-	$(BIN)/semiscale bench paper000 --quick --datasets space_ga,abalone --out /tmp/semiscale-bench-quick
+	$(BIN)/semiscale-bench paper000 --quick --datasets space_ga,abalone --out /tmp/semiscale-bench-quick
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info docs/_build

@@ -46,7 +46,7 @@ def _record_n_jobs(monkeypatch):
 
 def test_demo_uses_all_cores(monkeypatch):
     # the library's n_jobs=None means one thread; an interactive demo asks for all of them
-    from semiscale.bench.demo import run_demo, run_real_demo
+    from semiscale._demo import run_demo, run_real_demo
 
     seen = _record_n_jobs(monkeypatch)
     run_demo(n_train=200, n_test=200)
@@ -57,7 +57,7 @@ def test_demo_uses_all_cores(monkeypatch):
 
 
 def test_demo_command_passes_n_jobs(monkeypatch, capsys):
-    import semiscale.bench.demo as demo
+    import semiscale._demo as demo
 
     calls = []
 
@@ -104,7 +104,7 @@ def test_usage_error():
 
 
 def test_real_demo_runs_on_a_shipped_dataset():
-    from semiscale.bench.demo import run_real_demo
+    from semiscale._demo import run_real_demo
 
     result = run_real_demo(n_train=1200, n_labeled=60, random_state=0)
     names = [row["model"] for row in result["rows"]]
@@ -229,25 +229,9 @@ def test_quiet_silences_progress(capsys):
         assert err == "" and json.loads(out)["n_samples"] == 506
 
 
-def test_bench_writes_in_the_current_directory_by_default(tmp_path, monkeypatch, capsys):
-    from pathlib import Path
-
-    monkeypatch.chdir(tmp_path)
-    assert main(["bench", "paper000", "--quick", "--render-only"]) == 0
-    out, err = capsys.readouterr()
-    folder = Path("semiscale-bench", "quick", "paper000")
-    paths = [Path(line) for line in out.splitlines()]
-    assert paths and all(p.parent == folder and (tmp_path / p).is_file() for p in paths)
-    assert f"wrote {len(paths)} files in {folder}" in err
-    assert main(["bench", "paper000", "--quick", "--render-only", "--quiet"]) == 0
-    assert capsys.readouterr().err == ""
-
-
-def test_bench_help_states_the_default_folder():
+def test_the_library_command_has_no_bench():
+    # the reproductions are the semiscale-bench command's (benchmarks/), not the library's
     from semiscale.cli import build_parser
 
     parser = build_parser()
-    bench = next(a for a in parser._actions if a.dest == "command").choices["bench"]
-    (out,) = [a for a in bench._actions if a.dest == "out"]
-    assert out.default is None  # decided by the harness: ./semiscale-bench/NAME
-    assert "./semiscale-bench/NAME" in out.help and "benchmarks/results/NAME" in out.help
+    assert "bench" not in next(a for a in parser._actions if a.dest == "command").choices

@@ -87,10 +87,10 @@ def test_the_default_bench_folder_is_ignored_by_git():
 
 
 def test_results_readmes_render_into_their_own_folder():
-    # without --out, `semiscale bench NAME` reads and writes ./semiscale-bench/NAME: a command
+    # without --out, `semiscale-bench NAME` reads and writes ./semiscale-bench/NAME: a command
     # that re-renders a committed folder must name it
     for readme in (ROOT / "benchmarks" / "results").glob("*/README.md"):
-        for command in re.findall(r"`(semiscale bench [^`]*)`", readme.read_text()):
+        for command in re.findall(r"`(semiscale-bench [^`]*)`", readme.read_text()):
             if "--render-only" in command:
                 name = readme.parent.name
                 assert f"--out benchmarks/results/{name}" in command, (readme, command)

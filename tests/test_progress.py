@@ -15,9 +15,10 @@ from semiscale._progress import (
     progress,
     silenced,
     stage,
+    ticking,
+    ticking_stage,
     verbosity,
 )
-from semiscale.bench.harness.progress import ticking, ticking_stage
 from semiscale.solvers import cg
 
 
@@ -84,7 +85,7 @@ def test_bars_stages_and_log_write_to_stderr_only_when_enabled(capsys):
 
 
 def test_ticking_redraws_then_stops_its_thread(capsys, monkeypatch):
-    import semiscale.bench.harness.progress as ticker
+    import semiscale._progress as ticker
 
     monkeypatch.setattr(ticker, "TICK_SECONDS", 0.01)
     with ticking_stage("a long step", verbose=1):

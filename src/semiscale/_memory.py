@@ -108,7 +108,7 @@ def unbudgeted_bytes(n_samples, n_features, laplacian_nnz=0, n_outputs=1, itemsi
     """The documented constant overhead of a budgeted fit: what ``memory_budget`` does not cover.
 
     A fit's peak memory beyond its inputs stays below ``memory_budget`` plus this (measured by
-    ``python -m semiscale.bench.studies.memory_budget``, ``benchmarks/results/memory_budget/``).
+    ``python -m semiscale_bench.studies.memory_budget``, ``benchmarks/results/memory_budget/``).
     Every allocation proportional to ``n·s``, ``s²``, ``n·r`` work arrays or a kernel block is
     inside the budget; outside it are:
 

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import contextvars
 import sys
+import threading
 from contextlib import contextmanager
 
 from tqdm import tqdm
 
 __all__ = [
+    "CLOCK_FORMAT",
     "MIN_INTERVAL",
     "STAGE_FORMAT",
     "current_verbosity",
@@ -39,6 +41,9 @@ __all__ = [
     "progress",
     "silenced",
     "stage",
+    "TICK_SECONDS",
+    "ticking",
+    "ticking_stage",
     "verbosity",
 ]
 
@@ -136,7 +141,7 @@ def stage(desc: str, verbose=None, *, leave: bool = False, bar_format: str = STA
     doing with ``bar.set_postfix_str(...)``, and bars opened inside the block are drawn below
     it.  The line is redrawn only when the block updates it (the library starts no thread for
     its display); the command line redraws its stages every second
-    (:func:`semiscale.bench.harness.progress.ticking`).
+    (:func:`semiscale._progress.ticking`).
     """
     bar = tqdm(
         total=None,
@@ -162,3 +167,42 @@ def log(message: str, verbose=None, *, level: int = 1) -> None:
     """
     if enabled(verbose, level):
         tqdm.write(message, file=sys.stderr)
+
+
+# Progress lines that keep their clock running: the command line's stages and a benchmark's
+# bar.  A bar is redrawn only when its loop updates it; a fit or an exact solve can take
+# minutes without an update, so a daemon thread redraws it (it only draws).
+
+#: Seconds between two redraws of a ticking bar.
+TICK_SECONDS = 1.0
+
+#: A ticking stage's line: its name, its running clock, what it is doing.
+CLOCK_FORMAT = "{desc}: {elapsed}{postfix}"
+
+
+@contextmanager
+def ticking(bar, seconds: float = TICK_SECONDS):
+    """Redraw ``bar`` every ``seconds`` while the block runs (nothing when it is disabled)."""
+    if bar.disable:
+        yield bar
+        return
+    stop = threading.Event()
+
+    def tick():
+        while not stop.wait(seconds):
+            bar.refresh()  # takes the bar's lock: safe beside the block's updates
+
+    thread = threading.Thread(target=tick, name="semiscale-progress", daemon=True)
+    thread.start()
+    try:
+        yield bar
+    finally:
+        stop.set()
+        thread.join()
+
+
+@contextmanager
+def ticking_stage(desc: str, verbose=None, *, leave: bool = False):
+    """:func:`stage` with a running clock: ``desc: 00:12``."""
+    with stage(desc, verbose, leave=leave, bar_format=CLOCK_FORMAT) as bar, ticking(bar):
+        yield bar

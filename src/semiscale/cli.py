@@ -37,8 +37,8 @@ def _cmd_datasets(args):
 def _cmd_graph(args):
     import numpy as np
 
-    from .bench._measure import measure
-    from .bench.harness.progress import ticking_stage
+    from ._measure import measure
+    from ._progress import ticking_stage
     from .datasets import load_dataset
     from .graph import KNNGraph
 
@@ -90,7 +90,7 @@ DEMO_MIN_TRAIN = 10
 
 
 def _cmd_demo(args):
-    from .bench.demo import run_demo, run_real_demo
+    from ._demo import run_demo, run_real_demo
 
     if args.n_train < DEMO_MIN_TRAIN:
         raise ValueError(
@@ -146,55 +146,10 @@ def _cmd_demo(args):
     return 0
 
 
-#: Old benchmark names, still accepted with a deprecation line on stderr.
-_BENCH_ALIASES = {"nystrom": "paper000"}
-
-
-def _cmd_bench(args):
-    from .bench.harness import CATALOG, load_benchmark, run_benchmark
-
-    if args.benchmark == "list":
-        width = max(map(len, CATALOG))
-        for name, (_, line) in CATALOG.items():
-            print(f"{name.ljust(width)}  {line}")
-        return 0
-    name = args.benchmark
-    if name in _BENCH_ALIASES:
-        name = _BENCH_ALIASES[name]
-        print(
-            f"semiscale bench {args.benchmark} is deprecated: use semiscale bench {name}",
-            file=sys.stderr,
-        )
-    bench = load_benchmark(name)
-    options = [
-        (args.datasets, f"--datasets {args.datasets}"),
-        (args.quick, "--quick"),
-        (args.out, f"--out {args.out}"),
-        (args.force, "--force"),
-        (args.skip, f"--skip {args.skip}"),
-        (args.render_only, "--render-only"),
-    ]
-    paths = run_benchmark(
-        bench,
-        datasets=args.datasets.split(",") if args.datasets else None,
-        quick=args.quick,
-        out=args.out,
-        force=args.force,
-        skip=args.skip.split(",") if args.skip else (),
-        render_only=args.render_only,
-        verbose=_level(args),
-        command=" ".join([f"semiscale bench {name}"] + [text for given, text in options if given]),
-    )
-    for path in paths:
-        print(path)
-    return 0
-
-
 COMMANDS = {
     "datasets": _cmd_datasets,
     "graph": _cmd_graph,
     "demo": _cmd_demo,
-    "bench": _cmd_bench,
 }
 
 
@@ -273,29 +228,6 @@ def build_parser() -> argparse.ArgumentParser:
         "library's estimators default to 1)",
     )
 
-    p = sub.add_parser(
-        "bench",
-        parents=[common],
-        help="reproduce a paper's results or run a study (`semiscale bench list`)",
-        description="Records go to OUT/records.jsonl and are reused: a rerun skips recorded work.",
-    )
-    p.add_argument("benchmark", help="`list`, or a benchmark name (paper000, ...)")
-    p.add_argument("--datasets", default=None, help="comma-separated dataset names (default: all)")
-    p.add_argument("--quick", action="store_true", help="tiny subsamples: a smoke test")
-    p.add_argument(
-        "--out",
-        default=None,
-        help="records and reports folder (default: ./semiscale-bench/NAME, or "
-        "./semiscale-bench/quick/NAME with --quick; the repository's committed results are "
-        "updated only with an explicit --out benchmarks/results/NAME)",
-    )
-    p.add_argument("--force", action="store_true", help="recompute work already recorded")
-    p.add_argument(
-        "--skip", default=None, help="comma-separated experiments not to run (e.g. figures)"
-    )
-    p.add_argument(
-        "--render-only", action="store_true", help="only render the reports from the records"
-    )
     return parser
 
 

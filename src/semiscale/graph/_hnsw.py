@@ -4,7 +4,7 @@ Private to :mod:`semiscale.graph.knn`.  Two HNSW libraries are supported (``ANN_
 ``"voyager"`` (Spotify's hnswlib descendant; wheels for Linux, macOS and Windows, installed by
 ``pip install semiscale[ann]``) is the default, ``"hnswlib"`` (source only: needs a C++
 compiler) is kept as an option.  The choice was measured in ``benchmarks/results/ann_wheels/``
-(``python -m semiscale.bench.studies.ann_wheels``); the HNSW parameters come from the earlier
+(``python -m semiscale_bench.studies.ann_wheels``); the HNSW parameters come from the earlier
 study in ``benchmarks/results/ann_choice/``.
 """
 

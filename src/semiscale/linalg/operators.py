@@ -47,7 +47,7 @@ __all__ = [
 
 
 #: Cost model of the K_ns cache decision (:func:`cache_fill_passes`), nanoseconds per kernel
-#: entry with two threads, measured by ``python -m semiscale.bench.studies.memory_budget``
+#: entry with two threads, measured by ``python -m semiscale_bench.studies.memory_budget``
 #: (``benchmarks/results/memory_budget/``): a dense RBF pass costs
 #: ``PASS_NS + PASS_NS_PER_FEATURE · d`` (measured 1.8–5.0 at d = 2 and 3.1–7.6 at d = 50, the
 #: high ends on a busy machine), reading a stored entry ``READ_NS_PER_BYTE · itemsize``

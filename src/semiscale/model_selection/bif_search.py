@@ -4,7 +4,7 @@
 graph reuse, ``cv_results_`` layout, refit and delegation) whose folds are not refitted: each
 grid point is fitted once on all the data and every fold's held-out predictions come from
 :mod:`semiscale.model_selection.bif`.  ``method="exact"`` runs the same search with exact CV,
-the reference the approximation is measured against (``semiscale bench paper004``).
+the reference the approximation is measured against (``semiscale-bench paper004``).
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         Precision of the kernel blocks and the K_ns cache, whatever the dtype of ``X`` (the
         Krylov recurrences always run in float64).  "float32" halves the cache and the memory
         traffic of each H product, but the operator then carries errors of about κ(H)·6e-8.
-        On repeat 0 of ``semiscale bench paper000``'s protocol at its CV-chosen parameters
+        On repeat 0 of ``semiscale-bench paper000``'s protocol at its CV-chosen parameters
         (``benchmarks/results/kernel_dtype/``) it fitted
         madelon and phishing about 27 % faster with the same test RMSE to 3–4 digits, needed
         11 and 48 PCG iterations instead of 4 and 3 on a8a and a9a, and on space_ga, abalone,
@@ -369,7 +369,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         Precision of the kernel blocks and the K_ns cache, whatever the dtype of ``X`` (the
         Krylov recurrences always run in float64).  "float32" halves the cache and the memory
         traffic of each H product, but the operator then carries errors of about κ(H)·6e-8.
-        On repeat 0 of ``semiscale bench paper000``'s protocol at its CV-chosen parameters
+        On repeat 0 of ``semiscale-bench paper000``'s protocol at its CV-chosen parameters
         (``benchmarks/results/kernel_dtype/``) it fitted
         madelon and phishing about 27 % faster with the same test RMSE to 3–4 digits, needed
         11 and 48 PCG iterations instead of 4 and 3 on a8a and a9a, and on space_ga, abalone,

@@ -342,7 +342,7 @@ def sampled_hessian_preconditioner(
     Why the labeled term is exact by default: the labeled block ``Φ_mᵀΦ_m`` dominates ``H`` for
     the paper's ``m = s = 0.1 n``, and a rank-``t`` subsample of it (``t < s``) leaves most of
     ``H``'s large eigenvalues unmatched.  Measured in ``benchmarks/results/preconditioner_labeled/``
-    (repeat 0 of ``semiscale bench paper000``'s
+    (repeat 0 of ``semiscale-bench paper000``'s
     protocol, CV-chosen parameters, relative residual 1e-6), with ``t = s/4`` Laplacian rows:
     sampling the labeled term to ``t`` rows needed 10–33 iterations on madelon, space_ga,
     abalone, phishing and ijcnn1, the exact labeled term 3–4.  The Laplacian term tolerates a

@@ -1,0 +1,1 @@
+"""semiscale_bench"""

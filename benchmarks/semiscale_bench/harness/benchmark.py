@@ -1,0 +1,253 @@
+"""A benchmark (a paper's reproduction or a study) and the driver that runs and renders it.
+
+A benchmark is data plus hooks: its full and quick :class:`Protocol`, its
+:class:`MethodRegistry`, its experiments (functions that fill the record store) and a renderer
+(records + protocol -> report files).  :func:`run_benchmark` opens the records, runs the
+experiments, which skip what is recorded, and renders the reports from the records alone.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+
+from semiscale._measure import machine_info
+from semiscale._progress import log as progress_log
+from semiscale._progress import progress, ticking
+from semiscale_bench.harness.protocol import Protocol
+from semiscale_bench.harness.records import RecordStore
+from semiscale_bench.harness.registry import MethodRegistry
+
+__all__ = [
+    "CATALOG",
+    "DEFAULT_OUT",
+    "Benchmark",
+    "RunContext",
+    "default_out",
+    "load_benchmark",
+    "run_benchmark",
+]
+
+#: Every benchmark: name -> (module defining ``BENCHMARK``, one line for ``semiscale-bench list``).
+CATALOG = {
+    "paper000": (
+        "semiscale_bench.paper000",
+        "paper 000 (Nyström-PCG LapRLS): Tables 2-3, speed-up at n = 20,000, Figures 1-2",
+    ),
+    "fit_breakdown": (
+        "semiscale_bench.studies.fit_breakdown",
+        "study: a Nyström-PCG fit's time phase by phase (paper 000's protocol, its run's CV)",
+    ),
+    "few_labels": (
+        "semiscale_bench.few_labels",
+        "1-10 labels per class: semiscale's defaults vs LabelSpreading and GraphLearning "
+        "(usps, mnist, letter, moons)",
+    ),
+    "paper001": (
+        "semiscale_bench.paper001",
+        "paper 001 (SLapCVM): Figure 1 (two moons to 10⁶ points), Figure 2 (USPS, extended USPS)",
+    ),
+    "paper004": (
+        "semiscale_bench.paper004",
+        "paper 004 (approximate CV, t-BIF): Tables 1-2, t-BIF against exact t-CV, t = 5, 10, 20",
+    ),
+}
+
+#: Where a run writes when no folder is given: ``./semiscale-bench/<name>`` in the current
+#: directory (``./semiscale-bench/quick/<name>`` for a quick run, whose records never mix with a
+#: full run's).  Never the repository's committed results (``Benchmark.results``): a maintainer
+#: updates those with an explicit ``--out benchmarks/results/<name>``.
+DEFAULT_OUT = "semiscale-bench"
+
+#: Environment variables that change a run, recorded in its command line.
+_ENV_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "SEMISCALE_DATA")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One reproduction or study.
+
+    Parameters
+    ----------
+    name : str
+        Its name in :data:`CATALOG` and on the command line.
+    protocol, quick_protocol : Protocol
+        The documented full run, and tiny sizes for a smoke test.
+    methods : MethodRegistry
+        The methods the protocols name.
+    experiments : tuple of (str, callable)
+        ``run(benchmark, protocol, store, ctx)`` in order; each skips what is recorded.
+    render : callable
+        ``render(benchmark, protocol, store, out) -> list of paths``: the reports, from the
+        records and the protocol only.
+    table : object, optional
+        The :class:`~semiscale_bench.harness.runner.TableSpec` when an experiment is
+        :func:`~semiscale_bench.harness.runner.run_table`.
+    results : str
+        The repository folder of its committed results (e.g. ``benchmarks/results/paper000``),
+        for the record and the help text; runs write there only when asked with ``out=``.
+    """
+
+    name: str
+    protocol: Protocol
+    quick_protocol: Protocol
+    methods: MethodRegistry
+    experiments: tuple
+    render: Callable
+    table: object = None
+    results: str = field(default="")
+
+
+@dataclass
+class RunContext:
+    """What one invocation asked for: datasets, data folder, progress log and bars.
+
+    ``log(message)`` writes a dated line on stderr (above the bars) unless ``verbose`` is 0;
+    ``fits(total, done)`` opens the progress bar of the running experiment (``experiment``):
+    ``total`` fits planned, ``done`` of them already recorded (a resumed run starts there).
+    """
+
+    datasets: list
+    data_home: object
+    log: Callable
+    verbose: int = 1
+    experiment: str = ""
+    name: str = ""
+
+    @contextmanager
+    def fits(self, total: int, done: int = 0):
+        """The running experiment's progress bar over its ``total`` fits (``done`` recorded).
+
+        Disabled when ``verbose`` is 0.  Its clock keeps running through long fits
+        (:func:`~semiscale._progress.ticking`); the block names the work in
+        progress with ``bar.set_postfix_str(...)``, and the postfix is cleared at the end.
+        """
+        label = f"{self.name} {self.experiment}".strip()
+        bar = progress(
+            total=total, initial=done, desc=label, verbose=self.verbose, unit="fit", leave=True
+        )
+        with bar, ticking(bar):
+            yield bar
+            bar.set_postfix_str("", refresh=False)
+
+
+def load_benchmark(name: str) -> Benchmark:
+    """The benchmark called ``name`` (see :data:`CATALOG`; ``few-labels`` is ``few_labels``)."""
+    name = name if name in CATALOG else name.replace("-", "_")
+    if name not in CATALOG:
+        raise ValueError(f"unknown benchmark {name!r}; choose from {sorted(CATALOG)}")
+    return import_module(CATALOG[name][0]).BENCHMARK
+
+
+def _code_version() -> str | None:
+    """``git describe --always --dirty`` of the code that runs, or None outside a checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _logger(name, verbose):
+    def log(message: str) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        progress_log(f"[bench {name} {stamp}] {message}", verbose)
+
+    return log
+
+
+def default_out(bench: Benchmark, quick: bool = False) -> Path:
+    """The folder a run writes to when none is given (:data:`DEFAULT_OUT`)."""
+    root = Path(DEFAULT_OUT)
+    return (root / "quick" if quick else root) / bench.name
+
+
+def run_benchmark(
+    bench: Benchmark,
+    *,
+    datasets=None,
+    quick: bool = False,
+    out=None,
+    force: bool = False,
+    skip=(),
+    render_only: bool = False,
+    data_home=None,
+    command: str | None = None,
+    verbose: int = 1,
+):
+    """Run ``bench``'s experiments (skipping recorded work) and render its reports.
+
+    Parameters
+    ----------
+    datasets : list of str, optional
+        Paper dataset names (default: all of the protocol's).
+    quick : bool
+        Use the quick protocol (a smoke test; its records never mix with the full run's).
+    out : path-like, optional
+        Folder of the records and reports (default :func:`default_out`:
+        ``./semiscale-bench/<name>``, ``./semiscale-bench/quick/<name>`` for a quick run).
+    force : bool
+        Recompute work that is already recorded.
+    skip : iterable of str
+        Experiment names not to run this time.
+    render_only : bool
+        Only render the reports from the records.
+    command : str, optional
+        The command line to record (environment variables that change a run are prepended).
+    verbose : int
+        1 (the default): a log line per step and a progress bar per experiment on stderr; 0:
+        silent.
+
+    Returns
+    -------
+    list of str
+        The report files written.
+    """
+    protocol = bench.quick_protocol if quick else bench.protocol
+    unknown = set(protocol.methods) - set(bench.methods)
+    if unknown:
+        raise ValueError(f"protocol names methods missing from the registry: {sorted(unknown)}")
+    names = list(datasets) if datasets else [d.name for d in protocol.datasets]
+    for name in names:
+        protocol.dataset(name)  # a clear error for an unknown name
+    experiments = dict(bench.experiments)
+    unknown = set(skip) - set(experiments)
+    if unknown:
+        raise ValueError(f"cannot skip {sorted(unknown)}: experiments are {list(experiments)}")
+    out = out or default_out(bench, quick)
+    store = RecordStore(out, protocol.paper, protocol.digest(), force=force)
+    log = _logger(bench.name, verbose)
+    if not render_only:
+        env = [f"{k}={os.environ[k]}" for k in _ENV_VARS if k in os.environ]
+        start = time.perf_counter()
+        store.start_run(
+            command=" ".join(env + [command or f"semiscale-bench {bench.name}"]),
+            machine=machine_info(),
+            code=_code_version(),
+            datasets=names,
+        )
+        ctx = RunContext(names, data_home, log, verbose=verbose, name=bench.name)
+        seconds = {}
+        for exp, run in experiments.items():
+            if exp not in skip:
+                ctx.experiment = exp
+                t0 = time.perf_counter()
+                run(bench, protocol, store, ctx)
+                seconds[exp] = time.perf_counter() - t0
+                log(f"{exp}: {seconds[exp]:.0f} s")
+        store.end_run(wall_seconds=time.perf_counter() - start, experiment_seconds=seconds)
+    paths = bench.render(bench, protocol, store, out)
+    log(f"wrote {len(paths)} files in {out}")
+    return paths
