@@ -131,8 +131,9 @@ def test_scaling_knobs_are_out_of_the_digest_and_in_the_records(tmp_path):
 
 def _put(store, experiment, dataset, method, k, accuracy, trials=2, seconds=1.0):
     for t in range(trials):
-        store.put(experiment, dataset, method, t, f"{k}/class", accuracy=accuracy,
-                  fit_seconds=seconds)  # fmt: skip
+        store.put(
+            experiment, dataset, method, t, f"{k}/class", accuracy=accuracy, fit_seconds=seconds
+        )
 
 
 def test_targets_are_computed_from_the_records(tmp_path):

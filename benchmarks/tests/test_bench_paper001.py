@@ -97,9 +97,19 @@ def test_quick_run_of_every_figure(tmp_path, monkeypatch):
 
 
 def _put(store, method, u, experiment="fig1", dataset="two moons", repeat=0, **fields):
-    rec = dict(accuracy=0.999, fit_seconds=1.0, graph_seconds=0.5, max_rss_bytes=10**9,
-               expansions=5, expansion_share=5 / (u + 2), isolated=True, converged=True,
-               predict_seconds=0.01, d=2, n_test=5000)  # fmt: skip
+    rec = dict(
+        accuracy=0.999,
+        fit_seconds=1.0,
+        graph_seconds=0.5,
+        max_rss_bytes=10**9,
+        expansions=5,
+        expansion_share=5 / (u + 2),
+        isolated=True,
+        converged=True,
+        predict_seconds=0.01,
+        d=2,
+        n_test=5000,
+    )
     store.put(experiment, dataset, method, repeat, f"u={u}", u=u, **{**rec, **fields})
 
 
@@ -114,10 +124,22 @@ def test_targets_pass_fail_and_not_measured_from_synthetic_records(tmp_path):
     # the paper's setting: accurate and sparse everywhere, 1M over 60 s, memory not isolated
     _put(store, SLAPCVM_PAPER, 1_000, fit_seconds=0.1)
     _put(store, SLAPCVM_PAPER, 1_000_000, fit_seconds=58.0, graph_seconds=4.0, isolated=False)
-    for method, accuracy, seconds in ((SLAPCVM, 0.9, 0.2), (SLAPCVM_PAPER, 0.7, 0.1),
-                                      (LAPSVM, 0.8, 0.3)):  # fmt: skip
-        _put(store, method, 100, "fig2", "usps", accuracy=accuracy, fit_seconds=seconds, d=256,
-             n_test=462)  # fmt: skip
+    for method, accuracy, seconds in (
+        (SLAPCVM, 0.9, 0.2),
+        (SLAPCVM_PAPER, 0.7, 0.1),
+        (LAPSVM, 0.8, 0.3),
+    ):
+        _put(
+            store,
+            method,
+            100,
+            "fig2",
+            "usps",
+            accuracy=accuracy,
+            fit_seconds=seconds,
+            d=256,
+            n_test=462,
+        )
     v = judge(protocol, store)
     assert v["moons accuracy", SLAPCVM].status == "not measured"
     assert "u = 1,000,000: not run (n_train > 1,002)" in v["moons accuracy", SLAPCVM].detail
@@ -170,9 +192,23 @@ def test_targets_need_every_planned_repeat_and_converged_fits(tmp_path):
     assert v["1M memory", SLAPCVM_PAPER].status == "FAIL"
     assert v["1M seconds", SLAPCVM_PAPER].status == "FAIL"
     # a size with a planned repeat missing is not measured; one not converged fails
-    store.put("fig1", "two moons", SLAPCVM_PAPER, 1, "u=1000000", u=10**6, accuracy=0.999,
-              fit_seconds=50.0, graph_seconds=0.5, max_rss_bytes=10**9, expansions=5,
-              expansion_share=5e-6, isolated=True, converged=True, core_set=61)  # fmt: skip
+    store.put(
+        "fig1",
+        "two moons",
+        SLAPCVM_PAPER,
+        1,
+        "u=1000000",
+        u=10**6,
+        accuracy=0.999,
+        fit_seconds=50.0,
+        graph_seconds=0.5,
+        max_rss_bytes=10**9,
+        expansions=5,
+        expansion_share=5e-6,
+        isolated=True,
+        converged=True,
+        core_set=61,
+    )
     _put(store, SLAPCVM_PAPER, 3_000, repeat=2, converged=False, core_set=60, fit_seconds=2.0)
     v = judge(protocol, store)
     assert v["moons accuracy", SLAPCVM_PAPER].status == "FAIL"

@@ -37,8 +37,14 @@ def test_kernel_floor_model_and_report(tmp_path):
     """The floor model of the kernel_floor study, by hand, and its PASS/FAIL report."""
     from semiscale_bench.studies import kernel_floor as kf
 
-    floors = {"gemm_gflops": 100.0, "exp_per_s": 1e9, "exp32_per_s": 2e9,
-              "exp32_on_float64_per_s": 1e9, "read_gb_per_s": 10.0, "cores": 2}  # fmt: skip
+    floors = {
+        "gemm_gflops": 100.0,
+        "exp_per_s": 1e9,
+        "exp32_per_s": 2e9,
+        "exp32_on_float64_per_s": 1e9,
+        "read_gb_per_s": 10.0,
+        "cores": 2,
+    }
     n, s, d, r, nnz = 1000, 100, 3, 2, 5000
     entries = n * s
     rest = (nnz * 12 + 2 * n * r * 8) / 1e10 + 2 * s * s * r / 1e11
@@ -47,12 +53,23 @@ def test_kernel_floor_model_and_report(tmp_path):
     cached = 2 * entries * 8 / 1e10 + rest
     assert kf.floor_seconds(floors, n, s, d, r, nnz, cached=True) == pytest.approx(cached)
     records = [{"kind": "floor", **floors}] + [
-        {"kind": "product", "n": n, "s": s, "d": d, "r": cols, "cached": c, "nnz": nnz,
-         "seconds": 1.0, "floor_seconds": 1.0 / ratio, "floor32_seconds": 0.4,
-         "ratio": ratio, "blas_pass_seconds": 0.3 if c else None,
-         "exp32_loop_seconds": None if c else 0.9}
+        {
+            "kind": "product",
+            "n": n,
+            "s": s,
+            "d": d,
+            "r": cols,
+            "cached": c,
+            "nnz": nnz,
+            "seconds": 1.0,
+            "floor_seconds": 1.0 / ratio,
+            "floor32_seconds": 0.4,
+            "ratio": ratio,
+            "blas_pass_seconds": 0.3 if c else None,
+            "exp32_loop_seconds": None if c else 0.9,
+        }
         for cols, c, ratio in ((1, False, 1.5), (1, True, 1.2), (10, True, 4.0))
-    ]  # fmt: skip
+    ]
     summary = kf.summarize(records)
     assert summary["single_column_pass"] and not summary["target_pass"]
     results = {"summary": summary, "commit": "abc", "machine": {"platform": "p", "python": "3"}}
@@ -68,12 +85,30 @@ def test_nystrom_span_summary_and_report(tmp_path):
 
     default = next(iter(ns.VARIANTS))
     records = [
-        {"dataset": "usps", "per_class": 1, "trial": t, "variant": default, "accuracy": acc,
-         "seconds": sec, "converged": conv, "gamma": 0.1}
+        {
+            "dataset": "usps",
+            "per_class": 1,
+            "trial": t,
+            "variant": default,
+            "accuracy": acc,
+            "seconds": sec,
+            "converged": conv,
+            "gamma": 0.1,
+        }
         for t, (acc, sec, conv) in enumerate([(0.6, 1.0, True), (0.8, 3.0, False)])
-    ]  # fmt: skip
-    records.append({"dataset": "mnist", "per_class": 3, "trial": 0, "variant": ns.LABEL_SPREADING,
-                    "accuracy": 0.5, "seconds": 2.0, "converged": None, "gamma": None})  # fmt: skip
+    ]
+    records.append(
+        {
+            "dataset": "mnist",
+            "per_class": 3,
+            "trial": 0,
+            "variant": ns.LABEL_SPREADING,
+            "accuracy": 0.5,
+            "seconds": 2.0,
+            "converged": None,
+            "gamma": None,
+        }
+    )
     summary = ns.summarize(records)
     cell = next(s for s in summary if s["variant"] == default)
     assert cell["mean"] == pytest.approx(0.7) and cell["std"] == pytest.approx(0.1)
@@ -110,10 +145,17 @@ def test_bif_newton_summary_and_report(tmp_path):
     from semiscale_bench.studies import bif_newton as bn
 
     records = [
-        {"dataset": "housing", "repeat": r, "t": 5, "variant": "Newton, exact Hessian",
-         "test_error": 0.3 + 0.1 * r, "seconds": 2.0, "best_params": {}}
+        {
+            "dataset": "housing",
+            "repeat": r,
+            "t": 5,
+            "variant": "Newton, exact Hessian",
+            "test_error": 0.3 + 0.1 * r,
+            "seconds": 2.0,
+            "best_params": {},
+        }
         for r in range(2)
-    ]  # fmt: skip
+    ]
     paper004 = {("housing", 0, 5, "t-CV"): {"test_error": 0.25, "seconds": 1.5, "best_params": {}}}
     summary = bn.summarize(records, paper004)
     row = next(r for r in summary if (r["dataset"], r["t"]) == ("housing", 5))
@@ -130,21 +172,37 @@ def test_bif_newton_summary_and_report(tmp_path):
     text = (tmp_path / "README.md").read_text()
     assert "| housing | 5 | 0.25 [1.5 s] (1) | / | / | 0.35 [2.0 s] (2) |" in text
     assert "- Newton, exact Hessian, faster than t-CV at every t: **FAIL: housing t=5" in text
-    assert "- Newton, exact Hessian, no significant difference in test error at any t: " \
-        "not measured" in text  # fmt: skip
+    assert (
+        "- Newton, exact Hessian, no significant difference in test error at any t: "
+        "not measured" in text
+    )
     assert "- Newton, Nyström, faster than t-CV at every t: not measured" in text
 
     # Three paired repeats: one criterion far off t-CV (differs), one equal (the same).
-    paper004 = {("splice", r, 10, "t-CV"): {"test_error": 20.0 + r, "seconds": 10.0,
-                                            "best_params": {}} for r in range(3)}  # fmt: skip
-    paper004 |= {("splice", r, 10, "t-BIF"): {"test_error": 50.0 + r + 0.1 * r * r,
-                                               "seconds": 2.0, "best_params": {}}
-                for r in range(3)}  # fmt: skip
-    records = [
-        {"dataset": "splice", "repeat": r, "t": 10, "variant": "Newton, exact Hessian",
-         "test_error": 20.0 + r, "seconds": 4.0, "best_params": {}}
+    paper004 = {
+        ("splice", r, 10, "t-CV"): {"test_error": 20.0 + r, "seconds": 10.0, "best_params": {}}
         for r in range(3)
-    ]  # fmt: skip
+    }
+    paper004 |= {
+        ("splice", r, 10, "t-BIF"): {
+            "test_error": 50.0 + r + 0.1 * r * r,
+            "seconds": 2.0,
+            "best_params": {},
+        }
+        for r in range(3)
+    }
+    records = [
+        {
+            "dataset": "splice",
+            "repeat": r,
+            "t": 10,
+            "variant": "Newton, exact Hessian",
+            "test_error": 20.0 + r,
+            "seconds": 4.0,
+            "best_params": {},
+        }
+        for r in range(3)
+    ]
     summary = bn.summarize(records, paper004)
     row = next(r for r in summary if (r["dataset"], r["t"]) == ("splice", 10))
     assert row["t-BIF"]["p"] < 0.05 and row["t-BIF"]["speedup"] == pytest.approx(5.0)
@@ -161,13 +219,29 @@ def test_lapsvm_scale_report(tmp_path):
     from semiscale_bench.studies import lapsvm_scale as ls
 
     records = [
-        {"method": "NystromLapSVC()", "n": ls.TARGET_N, "n_labeled": 500, "seconds": 12.5,
-         "accuracy": 0.81, "newton_iterations": [4]},
-        {"method": "NystromLapSVC(loss='huber_hinge')", "n": ls.TARGET_N, "n_labeled": 500,
-         "seconds": 75.0, "accuracy": 0.8, "newton_iterations": [30]},
-        {"method": "LapSVC(solver='primal')", "n": ls.TARGET_N, "n_labeled": 500,
-         "skipped": "n > 10000: O(n³) Newton steps (see the docstring)"},
-    ]  # fmt: skip
+        {
+            "method": "NystromLapSVC()",
+            "n": ls.TARGET_N,
+            "n_labeled": 500,
+            "seconds": 12.5,
+            "accuracy": 0.81,
+            "newton_iterations": [4],
+        },
+        {
+            "method": "NystromLapSVC(loss='huber_hinge')",
+            "n": ls.TARGET_N,
+            "n_labeled": 500,
+            "seconds": 75.0,
+            "accuracy": 0.8,
+            "newton_iterations": [30],
+        },
+        {
+            "method": "LapSVC(solver='primal')",
+            "n": ls.TARGET_N,
+            "n_labeled": 500,
+            "skipped": "n > 10000: O(n³) Newton steps (see the docstring)",
+        },
+    ]
     results = {"summary": records, "commit": "abc", "machine": {"platform": "p", "python": "3"}}
     ls.write_report(results, tmp_path)
     text = (tmp_path / "README.md").read_text()
@@ -182,9 +256,17 @@ def test_lapsvm_newton_summary_and_report(tmp_path):
     from semiscale_bench.studies import lapsvm_newton as ln
 
     def record(variant, sigma, seconds, steps, converged=True, difference=0.0):
-        return {"dataset": "fourclass", "n": 603, "sigma": sigma, "intrinsic_reg": 1.0,
-                "variant": variant, "seconds": seconds, "newton_iterations": steps,
-                "converged": converged, "decision_difference": difference}  # fmt: skip
+        return {
+            "dataset": "fourclass",
+            "n": 603,
+            "sigma": sigma,
+            "intrinsic_reg": 1.0,
+            "variant": variant,
+            "seconds": seconds,
+            "newton_iterations": steps,
+            "converged": converged,
+            "decision_difference": difference,
+        }
 
     records = [
         record("before", 1.0, 8.0, 50, converged=False),
@@ -208,17 +290,27 @@ def test_auto_intrinsic_reg_summary_and_report(tmp_path):
     from semiscale_bench.studies import auto_intrinsic_reg as study
 
     records = [
-        {"dataset": "usps", "estimator": "LapRLS (exact)", "factor": c, "per_class": 1,
-         "trial": t, "accuracy": acc}
+        {
+            "dataset": "usps",
+            "estimator": "LapRLS (exact)",
+            "factor": c,
+            "per_class": 1,
+            "trial": t,
+            "accuracy": acc,
+        }
         for c, accs in ((0.01, (0.7, 0.8)), (1.0, (0.9, 0.95)))
         for t, acc in enumerate(accs)
-    ]  # fmt: skip
+    ]
     summary = study.summarize(records)
     means = {s["factor"]: s["mean"] for s in summary}
     assert means == pytest.approx({0.01: 0.75, 1.0: 0.925})
-    study.write_report({"commit": "abc", "machine": {"platform": "p", "python": "3"},
-                        "summary": summary}, tmp_path)  # fmt: skip
-    row = next(line for line in (tmp_path / "README.md").read_text().splitlines()
-               if line.startswith("| usps | LapRLS (exact) | 1 |"))  # fmt: skip
+    study.write_report(
+        {"commit": "abc", "machine": {"platform": "p", "python": "3"}, "summary": summary}, tmp_path
+    )
+    row = next(
+        line
+        for line in (tmp_path / "README.md").read_text().splitlines()
+        if line.startswith("| usps | LapRLS (exact) | 1 |")
+    )
     # the best factor is bold, the others plain, unmeasured ones a dash
     assert "| 75.0 ± 5.0 | — | **92.5 ± 2.5** | — |" in row

@@ -41,14 +41,28 @@ def test_class_mass_normalize_and_report(tmp_path):
     out = study.class_mass_normalize(scores, np.array([0.5, 0.5]))
     np.testing.assert_allclose(out.sum(axis=0), [0.5, 0.5])
     records = [
-        {"step": "grid", "dataset": name, "n": 10, "seed": 0, "draw": "per-class", "m": 1,
-         "n_labeled": 2, "power": 1, "fit_intercept": False, "rho": rho,
-         "accuracy": dict.fromkeys(study.CODINGS, 0.5)}
+        {
+            "step": "grid",
+            "dataset": name,
+            "n": 10,
+            "seed": 0,
+            "draw": "per-class",
+            "m": 1,
+            "n_labeled": 2,
+            "power": 1,
+            "fit_intercept": False,
+            "rho": rho,
+            "accuracy": dict.fromkeys(study.CODINGS, 0.5),
+        }
         for rho in study.RHOS
         for name in ("usps", "two moons")
-    ]  # fmt: skip
-    results = {"records": records, "summary": study.summarize(records), "commit": "x",
-               "machine": {"platform": "p", "python": "3"}}  # fmt: skip
+    ]
+    results = {
+        "records": records,
+        "summary": study.summarize(records),
+        "commit": "x",
+        "machine": {"platform": "p", "python": "3"},
+    }
     study_report.write_report(results, tmp_path)
     report = (tmp_path / "README.md").read_text()
     assert "two moons" in report and "1·n/l" in report

@@ -125,7 +125,10 @@ def run_scaling(bench, protocol, store, ctx) -> None:
             bar.update()
             ctx.log(
                 f"scaling: {meth} n = {n}: "
-                + (f"{100 * rec['accuracy']:.2f} %, {rec['fit_seconds']:.2f} s, peak RSS "
-                   f"{rec['max_rss_bytes'] / 2**20:.0f} MiB" if "error" not in rec
-                   else f"FAILED {rec['error']}")
-            )  # fmt: skip
+                + (
+                    f"{100 * rec['accuracy']:.2f} %, {rec['fit_seconds']:.2f} s, peak RSS "
+                    f"{rec['max_rss_bytes'] / 2**20:.0f} MiB"
+                    if "error" not in rec
+                    else f"FAILED {rec['error']}"
+                )
+            )

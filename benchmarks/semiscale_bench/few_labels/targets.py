@@ -127,11 +127,19 @@ def target_a(protocol, store) -> tuple[str, list[list[str]]]:
                     f"{most_accurate} {_pct(ours[most_accurate])}, "
                     f"{_seconds(seconds[most_accurate])} s: " + ("PASS" if strict_ok else "FAIL")
                 )
-            rows.append([
-                name, k, f"{best} {_pct(ours[best])}",
-                _seconds(seconds[best]),
-                f"{ref} {_pct(refs[ref])}", _seconds(ref_seconds), _pct(peer), verdict, strict,
-            ])  # fmt: skip
+            rows.append(
+                [
+                    name,
+                    k,
+                    f"{best} {_pct(ours[best])}",
+                    _seconds(seconds[best]),
+                    f"{ref} {_pct(refs[ref])}",
+                    _seconds(ref_seconds),
+                    _pct(peer),
+                    verdict,
+                    strict,
+                ]
+            )
     return _verdict(flags, complete), rows
 
 

@@ -21,8 +21,12 @@ from semiscale_bench.paper000.paper import METHODS as PAPER_METHODS
 from semiscale_bench.paper000.paper import SAMPLE_SIZE
 
 _SKIN = "uncached K_ns, ~4.5 s per iteration"
-_BIG = Cap(0, "not run (n_train > 16000: a dense n x n K is over 2 GB and the solve O(n³); "
-           'the paper\'s "/" starts at cod-rna)', n_train_above=16000)  # fmt: skip
+_BIG = Cap(
+    0,
+    "not run (n_train > 16000: a dense n x n K is over 2 GB and the solve O(n³); "
+    'the paper\'s "/" starts at cod-rna)',
+    n_train_above=16000,
+)
 _REFERENCE = Cap(1, "repeat 0 only (a reference, not in the paper's tables)")
 _NOTES = {
     "abalone": 'the paper prints its RMSE "×10³" (another target scale); ours is the ring count',
@@ -113,7 +117,7 @@ PROTOCOL = Paper000Protocol(
                 "not run for time (n_train > 4000: the sampled-Hessian preconditioner with "
                 "s = n factors dense n x n matrices, ~120 s and 3.6 GB at n = 7.7k)",
                 n_train_above=4000,
-            ),  # fmt: skip
+            ),
         ),
         "Nyström-CG": (
             Cap(
@@ -157,7 +161,7 @@ PROTOCOL = Paper000Protocol(
             max_centers=3000,  # phishing at 64 %: 20 s a fit
             caps={"LapRLS-direct": (Cap(0, "time", n_train_above=8000),)},
         ),
-    ),  # fmt: skip
+    ),
     # LapRLS-direct took 47-72 s in three runs of this shared machine: medians of 3 fits
     speedup=Speedup("a9a", 20000, "LapRLS-direct", "Nyström-PCG", fits=3, target=50.0),
 )

@@ -46,8 +46,12 @@ MEASURES = {
         "{:.0f}",
     ),
 }
-SHORT = {"accuracy": "test accuracy (%)", "fit": "fit seconds (no graph)",
-         "expansions": "kernel expansions", "memory": "peak RSS (MiB)"}  # fmt: skip
+SHORT = {
+    "accuracy": "test accuracy (%)",
+    "fit": "fit seconds (no graph)",
+    "expansions": "kernel expansions",
+    "memory": "peak RSS (MiB)",
+}
 FIGURE_MEASURES = {
     "fig1": ("accuracy", "fit", "total", "expansions", "memory", "predict"),
     "fig2": ("accuracy", "fit", "expansions", "predict"),

@@ -164,11 +164,18 @@ def run_select(bench, protocol, store, ctx) -> None:
                 np.sum(observed >= 0) if classification else np.sum(~np.isnan(observed))
             )
             store.put(
-                "select", name, meth, r, f"t={t}", seconds=seconds, test_error=error,
-                best_params=best, best_score=float(search.best_score_),
+                "select",
+                name,
+                meth,
+                r,
+                f"t={t}",
+                seconds=seconds,
+                test_error=error,
+                best_params=best,
+                best_score=float(search.best_score_),
                 mean_scores=[float(v) for v in search.cv_results_["mean_test_score"]],
                 n_labeled=n_labeled,
-            )  # fmt: skip
+            )
             ctx.log(f"{name} repeat {r}: {t}-{meth} error {error:.4g}, {seconds:.1f} s, {best}")
             bar.update()
 

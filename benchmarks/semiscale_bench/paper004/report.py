@@ -79,14 +79,24 @@ def _table1(protocol, results, datasets):
         for t in protocol.folds:
             c = results[(name, t)]
             paper = TABLE1.get(name, {})
-            verdict = "/" if not c or c["p"] is None else (
-                "same" if c["p"] >= ALPHA else f"differ (p={fmt(c['p'], 2)})"
-            )  # fmt: skip
-            rows.append([
-                name, t, c.get("n", 0), _pm(c.get("cv")), _pm(c.get("bif")), verdict,
-                f"{c['same_choice']}/{c['n']}" if c else "/",
-                _pm(paper.get(f"{t}-CV")), _pm(paper.get(f"{t}-BIF")),
-            ])  # fmt: skip
+            verdict = (
+                "/"
+                if not c or c["p"] is None
+                else ("same" if c["p"] >= ALPHA else f"differ (p={fmt(c['p'], 2)})")
+            )
+            rows.append(
+                [
+                    name,
+                    t,
+                    c.get("n", 0),
+                    _pm(c.get("cv")),
+                    _pm(c.get("bif")),
+                    verdict,
+                    f"{c['same_choice']}/{c['n']}" if c else "/",
+                    _pm(paper.get(f"{t}-CV")),
+                    _pm(paper.get(f"{t}-BIF")),
+                ]
+            )
     cols = ["dataset", "t", "repeats", "t-CV (ours)", "t-BIF (ours)", "paired test (95 %)"]
     cols += ["same point chosen", "t-CV (paper)", "t-BIF (paper)"]
     return md_table(cols, rows)
@@ -99,11 +109,18 @@ def _table2(protocol, results, datasets):
             c = results[(name, t)]
             paper = TABLE2.get(name, {})
             pc, pb = paper.get(f"{t}-CV"), paper.get(f"{t}-BIF")
-            rows.append([
-                name, t, fmt(c.get("cv_seconds")), fmt(c.get("bif_seconds")),
-                fmt(c["cv_seconds"] / c["bif_seconds"]) if c else "/",
-                fmt(pc), fmt(pb), fmt(pc / pb) if pc and pb else "/",
-            ])  # fmt: skip
+            rows.append(
+                [
+                    name,
+                    t,
+                    fmt(c.get("cv_seconds")),
+                    fmt(c.get("bif_seconds")),
+                    fmt(c["cv_seconds"] / c["bif_seconds"]) if c else "/",
+                    fmt(pc),
+                    fmt(pb),
+                    fmt(pc / pb) if pc and pb else "/",
+                ]
+            )
     cols = ["dataset", "t", "t-CV s (ours)", "t-BIF s (ours)", "speed-up (ours)"]
     cols += ["t-CV s (paper)", "t-BIF s (paper)", "speed-up (paper)"]
     return md_table(cols, rows)
@@ -131,13 +148,23 @@ def _targets(protocol, results, sizes):
         return ", ".join(fmt(c["p"], 2) for c in cs), all(c["p"] >= ALPHA for c in cs)
 
     return [
-        Target("20-BIF ≥ 20x faster (n_train ≥ 1000)", "20-BIF at least 20x faster than "
-               "20-CV on the larger datasets", faster_20x),
-        Target("t-BIF faster (t = 5, 10, 20)", "t-BIF faster than t-CV for every t and "
-               "dataset", faster_every_t),
-        Target("paired p (t = 5, 10, 20)", "no significant difference in test error between "
-               "the points t-BIF and t-CV choose (paired t-test, 95 %)", no_difference),
-    ]  # fmt: skip
+        Target(
+            "20-BIF ≥ 20x faster (n_train ≥ 1000)",
+            "20-BIF at least 20x faster than 20-CV on the larger datasets",
+            faster_20x,
+        ),
+        Target(
+            "t-BIF faster (t = 5, 10, 20)",
+            "t-BIF faster than t-CV for every t and dataset",
+            faster_every_t,
+        ),
+        Target(
+            "paired p (t = 5, 10, 20)",
+            "no significant difference in test error between "
+            "the points t-BIF and t-CV choose (paired t-test, 95 %)",
+            no_difference,
+        ),
+    ]
 
 
 def render(bench, protocol, store, out) -> list[str]:

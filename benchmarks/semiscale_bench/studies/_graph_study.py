@@ -14,8 +14,19 @@ import warnings
 import numpy as np
 
 
-def fit_digit_graphs(records, save, *, datasets, per_class, trials, graphs, estimators,
-                     make_estimator, extra=None, on_load=None):  # fmt: skip
+def fit_digit_graphs(
+    records,
+    save,
+    *,
+    datasets,
+    per_class,
+    trials,
+    graphs,
+    estimators,
+    make_estimator,
+    extra=None,
+    on_load=None,
+):
     """Append one accuracy record per (dataset, labels per class, trial, graph, estimator).
 
     ``make_estimator(name, trial)`` returns an unfitted estimator; ``extra`` is merged into
@@ -51,11 +62,17 @@ def fit_digit_graphs(records, save, *, datasets, per_class, trials, graphs, esti
                 warnings.simplefilter("ignore")
                 model.fit(X, observed, laplacian=laplacians[graph])
             free = observed == -1
-            records.append({
-                **extra, "dataset": name, "per_class": labels, "trial": trial,
-                "graph": graph, "estimator": estimator,
-                "accuracy": float(np.mean(model.transduction_[free] == y[free])),
-            })  # fmt: skip
+            records.append(
+                {
+                    **extra,
+                    "dataset": name,
+                    "per_class": labels,
+                    "trial": trial,
+                    "graph": graph,
+                    "estimator": estimator,
+                    "accuracy": float(np.mean(model.transduction_[free] == y[free])),
+                }
+            )
             save()
 
 
@@ -67,10 +84,17 @@ def summarize_accuracy(records):
             key = (r["dataset"], r["per_class"], r["graph"], r["estimator"])
             groups.setdefault(key, []).append(r["accuracy"])
     return [
-        {"dataset": d, "per_class": k, "graph": g, "estimator": e, "trials": len(v),
-         "mean": float(np.mean(v)), "std": float(np.std(v))}
+        {
+            "dataset": d,
+            "per_class": k,
+            "graph": g,
+            "estimator": e,
+            "trials": len(v),
+            "mean": float(np.mean(v)),
+            "std": float(np.std(v)),
+        }
         for (d, k, g, e), v in groups.items()
-    ]  # fmt: skip
+    ]
 
 
 def accuracy_tables(summary, *, datasets, per_class, estimators, graphs, graph_label=str):

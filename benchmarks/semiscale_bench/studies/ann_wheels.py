@@ -78,9 +78,13 @@ def _search_usearch(X, k, n_jobs, seed):
 
     n, d = X.shape
     index = Index(
-        ndim=d, metric="l2sq", dtype="f32", connectivity=M,
-        expansion_add=EF_CONSTRUCTION, expansion_search=max(EF_SEARCH, 2 * (k + 1)),
-    )  # fmt: skip
+        ndim=d,
+        metric="l2sq",
+        dtype="f32",
+        connectivity=M,
+        expansion_add=EF_CONSTRUCTION,
+        expansion_search=max(EF_SEARCH, 2 * (k + 1)),
+    )
     index.add(np.arange(n, dtype=np.uint64), X, threads=n_jobs)
     matches = index.search(X, k + 1, threads=n_jobs)
     return np.asarray(matches.keys).astype(np.int64)
@@ -91,9 +95,14 @@ def _search_voyager(X, k, n_jobs, seed):
 
     n, d = X.shape
     index = Index(
-        Space.Euclidean, num_dimensions=d, M=M, ef_construction=EF_CONSTRUCTION,
-        random_seed=seed, max_elements=n, storage_data_type=StorageDataType.Float32,
-    )  # fmt: skip
+        Space.Euclidean,
+        num_dimensions=d,
+        M=M,
+        ef_construction=EF_CONSTRUCTION,
+        random_seed=seed,
+        max_elements=n,
+        storage_data_type=StorageDataType.Float32,
+    )
     index.add_items(X, np.arange(n), num_threads=n_jobs)
     ind, _ = index.query(X, k=k + 1, num_threads=n_jobs, query_ef=max(EF_SEARCH, 2 * (k + 1)))
     return ind
@@ -162,8 +171,12 @@ def main(argv=None):
         "note": "machine shared with other jobs, timings noisy",
     }
     results["versions"] = {lib: version(lib) for lib in libs}
-    results["params"] = {"k": args.k, "M": M, "ef_construction": EF_CONSTRUCTION,
-                         "ef_search": max(EF_SEARCH, 2 * (args.k + 1))}  # fmt: skip
+    results["params"] = {
+        "k": args.k,
+        "M": M,
+        "ef_construction": EF_CONSTRUCTION,
+        "ef_search": max(EF_SEARCH, 2 * (args.k + 1)),
+    }
     if "pynndescent" in libs:  # numba compilation, once per process
         t0 = time.perf_counter()
         _search_pynndescent(np.random.default_rng(0).random((2000, 8), np.float32), 5, 1, 0)
@@ -180,15 +193,26 @@ def main(argv=None):
                 c0, t0 = time.process_time(), time.perf_counter()
                 ind = SEARCHES[lib](X, args.k, args.n_jobs, rep)
                 seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-                rec = {"dataset": name, "n": X.shape[0], "d": X.shape[1], "library": lib,
-                       "repeat": rep, "seconds": seconds, "cpu_seconds": cpu,
-                       "recall": recall(X, ind, kth), "exact_seconds": exact_s}  # fmt: skip
+                rec = {
+                    "dataset": name,
+                    "n": X.shape[0],
+                    "d": X.shape[1],
+                    "library": lib,
+                    "repeat": rep,
+                    "seconds": seconds,
+                    "cpu_seconds": cpu,
+                    "recall": recall(X, ind, kth),
+                    "exact_seconds": exact_s,
+                }
                 results["records"] = [
-                    r for r in results["records"]
+                    r
+                    for r in results["records"]
                     if (r["dataset"], r["library"], r["repeat"]) != (name, lib, rep)
-                ] + [rec]  # fmt: skip
-                print(f"  {lib:12s} recall {rec['recall']:.4f}  {seconds:7.2f} s  cpu {cpu:7.2f} s",
-                      flush=True)  # fmt: skip
+                ] + [rec]
+                print(
+                    f"  {lib:12s} recall {rec['recall']:.4f}  {seconds:7.2f} s  cpu {cpu:7.2f} s",
+                    flush=True,
+                )
                 path.write_text(json.dumps(results, indent=1))
     write_report(results, args.out)
 
@@ -232,11 +256,15 @@ def write_report(results, out):
             cells.append(f"{rec:.3f} / {sec:.2f} s / {cpu:.2f} s")
         lines.append(
             f"| {name} | {rs[0]['n']:,} × {rs[0]['d']} | {rs[0]['exact_seconds']:.2f} | "
-            + " | ".join(cells) + " |"
-        )  # fmt: skip
+            + " | ".join(cells)
+            + " |"
+        )
     if "pynndescent_compile_seconds" in results:
-        lines += ["", f"pynndescent's numba compilation (first call in a process, not in the "
-                  f"table): {results['pynndescent_compile_seconds']:.1f} s."]  # fmt: skip
+        lines += [
+            "",
+            f"pynndescent's numba compilation (first call in a process, not in the "
+            f"table): {results['pynndescent_compile_seconds']:.1f} s.",
+        ]
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 

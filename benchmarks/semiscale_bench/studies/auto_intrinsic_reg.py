@@ -55,8 +55,9 @@ def run_fits(records, save):
     from semiscale_bench.few_labels import draw_labels, load
     from semiscale_bench.few_labels.protocol import PROTOCOL
 
-    done = {(r["dataset"], r["estimator"], r["factor"], r["per_class"], r["trial"])
-            for r in records}  # fmt: skip
+    done = {
+        (r["dataset"], r["estimator"], r["factor"], r["per_class"], r["trial"]) for r in records
+    }
     for dataset in dict.fromkeys(d for d, _ in RUNS):
         estimators = [e for d, e in RUNS if d == dataset]
         keys = list(itertools.product(estimators, FACTORS, PER_CLASS, range(TRIALS)))
@@ -76,11 +77,16 @@ def run_fits(records, save):
                 warnings.simplefilter("ignore")
                 model.fit(X, observed, laplacian=laplacian)
             free = observed == -1
-            records.append({
-                "dataset": dataset, "estimator": estimator, "factor": factor,
-                "per_class": per_class, "trial": trial,
-                "accuracy": float(np.mean(model.transduction_[free] == y[free])),
-            })  # fmt: skip
+            records.append(
+                {
+                    "dataset": dataset,
+                    "estimator": estimator,
+                    "factor": factor,
+                    "per_class": per_class,
+                    "trial": trial,
+                    "accuracy": float(np.mean(model.transduction_[free] == y[free])),
+                }
+            )
             save()
 
 
@@ -90,15 +96,23 @@ def summarize(records):
         key = (r["dataset"], r["estimator"], r["factor"], r["per_class"])
         groups.setdefault(key, []).append(r["accuracy"])
     return [
-        {"dataset": d, "estimator": e, "factor": c, "per_class": k, "trials": len(v),
-         "mean": float(np.mean(v)), "std": float(np.std(v))}
+        {
+            "dataset": d,
+            "estimator": e,
+            "factor": c,
+            "per_class": k,
+            "trials": len(v),
+            "mean": float(np.mean(v)),
+            "std": float(np.std(v)),
+        }
         for (d, e, c, k), v in groups.items()
-    ]  # fmt: skip
+    ]
 
 
 def write_report(results, out):
-    cells = {(s["dataset"], s["estimator"], s["factor"], s["per_class"]): s
-             for s in results["summary"]}  # fmt: skip
+    cells = {
+        (s["dataset"], s["estimator"], s["factor"], s["per_class"]): s for s in results["summary"]
+    }
     lines = [
         '# `intrinsic_reg="auto"` = c · (n/l)² on the default graph',
         "",

@@ -93,9 +93,16 @@ def run(records, save):
                     step, c = option
                     hessian = "exact" if c == "all" else "nystrom"
                     scores = bif_cross_val_score(
-                        model, X, y, cv=cv, laplacian=L, step=step, hessian=hessian,
-                        n_columns=0 if c == "all" else c, random_state=0,
-                    )  # fmt: skip
+                        model,
+                        X,
+                        y,
+                        cv=cv,
+                        laplacian=L,
+                        step=step,
+                        hessian=hessian,
+                        n_columns=0 if c == "all" else c,
+                        random_state=0,
+                    )
             records.append(
                 {
                     "model": name,

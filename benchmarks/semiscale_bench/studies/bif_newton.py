@@ -125,9 +125,14 @@ def run(records, save):
                 search.fit(split.X_train, observed)
         except ValueError as exc:  # e.g. too few labels of a class for t folds
             records.append(
-                {"dataset": name, "repeat": r, "t": t, "variant": variant,
-                 "error": f"{type(exc).__name__}: {exc}"}
-            )  # fmt: skip
+                {
+                    "dataset": name,
+                    "repeat": r,
+                    "t": t,
+                    "variant": variant,
+                    "error": f"{type(exc).__name__}: {exc}",
+                }
+            )
             save()
             continue
         seconds = time.perf_counter() - tic
@@ -262,8 +267,10 @@ def write_report(results, out):
         lines.append(f"| {row['dataset']} | {row['t']} | " + " | ".join(cells) + " |")
     lines += ["", "Issue 14's targets read for each criterion against t-CV:", ""]
     for criterion, v in verdicts(results["summary"]).items():
-        for key, text in (("same", "no significant difference in test error at any t"),
-                          ("faster", "faster than t-CV at every t")):  # fmt: skip
+        for key, text in (
+            ("same", "no significant difference in test error at any t"),
+            ("faster", "faster than t-CV at every t"),
+        ):
             if v[key] is None:
                 lines.append(f"- {criterion}, {text}: not measured")
                 continue
@@ -306,10 +313,11 @@ def _speed_searches(case, t, seed=0):
     split, observed, _ = _data(protocol, dataset, seed, None)
     if kind == "paper004":
         cv, bif = (
-            METHODS.build(m, {"select": {"t": t}}, None, protocol=PROTOCOL, dataset=dataset,
-                          seed=seed)
+            METHODS.build(
+                m, {"select": {"t": t}}, None, protocol=PROTOCOL, dataset=dataset, seed=seed
+            )
             for m in ("CV", "BIF")
-        )  # fmt: skip
+        )
         bif.set_params(hessian="auto", step="newton", max_newton_steps=20)  # the defaults
         return cv, bif, split.X_train, observed
     est = LapRLSRegressor(kernel=RBF(gamma=1.0), graph=KNNGraph(n_neighbors=8, random_state=seed))
@@ -350,17 +358,24 @@ def speed(out):
             bound = t * (1 - 1 / t) ** 3
             rows.append(
                 {
-                    "case": case[0], "t": t, "n": int(X.shape[0]), "folds": case[3],
-                    "cv_seconds": seconds["cv"], "bif_seconds": seconds["bif"],
-                    "cv_cpu_seconds": cpu["cv"], "bif_cpu_seconds": cpu["bif"],
+                    "case": case[0],
+                    "t": t,
+                    "n": int(X.shape[0]),
+                    "folds": case[3],
+                    "cv_seconds": seconds["cv"],
+                    "bif_seconds": seconds["bif"],
+                    "cv_cpu_seconds": cpu["cv"],
+                    "bif_cpu_seconds": cpu["bif"],
                     "speedup": cpu["cv"] / cpu["bif"],
-                    "wall_speedup": seconds["cv"] / seconds["bif"], "bound": bound,
-                    "target": SPEED_FRACTION * bound, "same_choice": chosen["cv"] == chosen["bif"],
+                    "wall_speedup": seconds["cv"] / seconds["bif"],
+                    "bound": bound,
+                    "target": SPEED_FRACTION * bound,
+                    "same_choice": chosen["cv"] == chosen["bif"],
                     "blas_threads": [
                         info.get("num_threads") for info in threadpoolctl.threadpool_info()
                     ],
                 }
-            )  # fmt: skip
+            )
             path.write_text(json.dumps(rows, indent=1))
             print(rows[-1], flush=True)
     return rows

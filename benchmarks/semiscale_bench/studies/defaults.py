@@ -146,9 +146,16 @@ def run_real(records, save):
             if (est_name, _params(model)) not in done:
                 start = time.perf_counter()
                 model.fit(X, y_ssl)
-                _record(records, {**base, "estimator": est_name, "params": _params(model),
-                                "seconds": _elapsed(start),
-                                "accuracy": _accuracy(model, y, y_ssl)})  # fmt: skip
+                _record(
+                    records,
+                    {
+                        **base,
+                        "estimator": est_name,
+                        "params": _params(model),
+                        "seconds": _elapsed(start),
+                        "accuracy": _accuracy(model, y, y_ssl),
+                    },
+                )
                 save()
         local_gamma = RBF(gamma="local").resolve(X, random_state=seed).gamma
         laplacian = None
@@ -165,10 +172,16 @@ def run_real(records, save):
                 unlabeled=UNLABELED,
             ).fit(X, y_ssl, laplacian=laplacian)
             records.append(
-                {**base, "estimator": est_name, "m": m, "gamma": local_gamma / m**2,
-                 "intrinsic_reg": intrinsic,
-                 "ambient_reg": ambient, "accuracy": _accuracy(model, y, y_ssl)}
-            )  # fmt: skip
+                {
+                    **base,
+                    "estimator": est_name,
+                    "m": m,
+                    "gamma": local_gamma / m**2,
+                    "intrinsic_reg": intrinsic,
+                    "ambient_reg": ambient,
+                    "accuracy": _accuracy(model, y, y_ssl),
+                }
+            )
             save()
 
 
@@ -200,9 +213,13 @@ def run_regression(records, save):
             ("local", "median"), AMBIENT_REGS, (0.1, 1.0, 10.0)
         ):
             candidates[f"grid gamma={gamma} ambient_reg={ambient} intrinsic_reg={intrinsic}"] = (
-                LapRLSRegressor(kernel=RBF(gamma=gamma), ambient_reg=ambient,
-                                intrinsic_reg=intrinsic, random_state=seed)
-            )  # fmt: skip
+                LapRLSRegressor(
+                    kernel=RBF(gamma=gamma),
+                    ambient_reg=ambient,
+                    intrinsic_reg=intrinsic,
+                    random_state=seed,
+                )
+            )
         laplacian = None
         for est_name, model in candidates.items():
             grid = est_name.startswith("grid")
@@ -213,8 +230,10 @@ def run_regression(records, save):
                 laplacian = KNNGraph(random_state=seed).fit(X).laplacian_
             model.fit(X, y_ssl, **({"laplacian": laplacian} if grid else {}))
             error = np.sqrt(np.mean((model.transduction_[unlabeled] - y[unlabeled]) ** 2))
-            _record(records, {**base, "estimator": est_name, "params": params,
-                              "error": float(error / y.std())})  # fmt: skip
+            _record(
+                records,
+                {**base, "estimator": est_name, "params": params, "error": float(error / y.std())},
+            )
             save()
 
 
@@ -225,9 +244,12 @@ def summarize(records):
     for name in dict.fromkeys(r["estimator"] for r in moons):
         acc = [r["accuracy"] for r in moons if r["estimator"] == name]
         summary["moons"][name] = {
-            "seeds": len(acc), "min": min(acc), "median": float(np.median(acc)), "max": max(acc),
+            "seeds": len(acc),
+            "min": min(acc),
+            "median": float(np.median(acc)),
+            "max": max(acc),
             "pass": min(acc) >= MOONS_TARGET if "previous" not in name else None,
-        }  # fmt: skip
+        }
     for name in REAL_DATASETS:
         rows = [r for r in records if r["experiment"] == "real" and r["dataset"] == name]
         if not rows:
@@ -244,9 +266,10 @@ def summarize(records):
                 continue
             gap = grid[best] - acc if best else None
             entry["defaults"][est_name] = {
-                "accuracy": acc, "gap": gap,
+                "accuracy": acc,
+                "gap": gap,
                 "pass": (gap <= GAP_TARGET) if best and "previous" not in est_name else None,
-            }  # fmt: skip
+            }
         summary["real"][name] = entry
     summary["regression"] = {}
     for name in REGRESSION_DATASETS:

@@ -131,8 +131,7 @@ def class_mass_normalize(scores, prior):
     return p * (prior / mass)
 
 
-def fit_codings(X, y_ssl, laplacian, intrinsic_reg, *, fit_intercept=False, seed=0,
-                nystrom=False):  # fmt: skip
+def fit_codings(X, y_ssl, laplacian, intrinsic_reg, *, fit_intercept=False, seed=0, nystrom=False):
     """Predicted labels (n,) per coding of one multi-output fit of the classifier's model.
 
     ``LapRLSRegressor`` (or ``NystromLapRLSRegressor``) with the classifiers' defaults
@@ -148,8 +147,13 @@ def fit_codings(X, y_ssl, laplacian, intrinsic_reg, *, fit_intercept=False, seed
     Y = np.hstack([codings[name] for name in names])
     Y[y_ssl == UNLABELED] = np.nan
     cls = NystromLapRLSRegressor if nystrom else LapRLSRegressor
-    model = cls(kernel=RBF(gamma="local"), ambient_reg=1e-6, intrinsic_reg=intrinsic_reg,
-                fit_intercept=fit_intercept, random_state=seed)  # fmt: skip
+    model = cls(
+        kernel=RBF(gamma="local"),
+        ambient_reg=1e-6,
+        intrinsic_reg=intrinsic_reg,
+        fit_intercept=fit_intercept,
+        random_state=seed,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(X, Y, laplacian=laplacian)
@@ -250,8 +254,20 @@ GRID_CONFIGS = ((1, False), (1, True), (2, False))  # (power, fit_intercept)
 
 
 def run_grid(records, save):
-    done = {(r["step"], r["dataset"], r["n"], r["seed"], r["draw"], r["m"], r.get("power"),
-             r.get("fit_intercept"), r.get("rho")) for r in records}  # fmt: skip
+    done = {
+        (
+            r["step"],
+            r["dataset"],
+            r["n"],
+            r["seed"],
+            r["draw"],
+            r["m"],
+            r.get("power"),
+            r.get("fit_intercept"),
+            r.get("rho"),
+        )
+        for r in records
+    }
     for name, seed in itertools.product(DATASETS, range(GRID_SEEDS)):
         X = y = None
         graphs = {}
@@ -262,8 +278,17 @@ def run_grid(records, save):
                         continue
                     ms = PER_CLASS if draw == "per-class" else RANDOM_PER_CLASS
                     for m in ms:
-                        key = ("grid", name, GRID_N, seed, draw, m, power if rho else None,
-                               intercept if rho else None, rho)  # fmt: skip
+                        key = (
+                            "grid",
+                            name,
+                            GRID_N,
+                            seed,
+                            draw,
+                            m,
+                            power if rho else None,
+                            intercept if rho else None,
+                            rho,
+                        )
                         if key in done or (rho is None and (power, intercept) != (1, False)):
                             continue
                         if X is None:
@@ -274,19 +299,30 @@ def run_grid(records, save):
                         y_ssl = label_sets[(draw, m)]
                         n_labeled = int((y_ssl != UNLABELED).sum())
                         start = time.perf_counter()
-                        record = {"step": "grid", "dataset": name, "n": GRID_N, "seed": seed,
-                                  "draw": draw, "m": m, "n_labeled": n_labeled}  # fmt: skip
+                        record = {
+                            "step": "grid",
+                            "dataset": name,
+                            "n": GRID_N,
+                            "seed": seed,
+                            "draw": draw,
+                            "m": m,
+                            "n_labeled": n_labeled,
+                        }
                         if rho is None:
                             record["references"] = _references(X, y, y_ssl, graphs[1], seed)
                             record.update(power=None, fit_intercept=None, rho=None)
                         else:
                             reg = rule(rho, GRID_N, n_labeled)
-                            pred = fit_codings(X, y_ssl, graphs[power], reg,
-                                               fit_intercept=intercept, seed=seed)  # fmt: skip
-                            record.update(power=power, fit_intercept=intercept, rho=rho,
-                                          intrinsic_reg=reg,
-                                          accuracy={c: accuracy(p, y, y_ssl)
-                                                    for c, p in pred.items()})  # fmt: skip
+                            pred = fit_codings(
+                                X, y_ssl, graphs[power], reg, fit_intercept=intercept, seed=seed
+                            )
+                            record.update(
+                                power=power,
+                                fit_intercept=intercept,
+                                rho=rho,
+                                intrinsic_reg=reg,
+                                accuracy={c: accuracy(p, y, y_ssl) for c, p in pred.items()},
+                            )
                         record["seconds"] = round(time.perf_counter() - start, 3)
                         records.append(record)
                         done.add(key)
@@ -308,8 +344,16 @@ def run_sizes(records, save):
             y_ssl = per_class_labels(y, m, np.random.default_rng([seed, m]))
             n_labeled = int((y_ssl != UNLABELED).sum())
             start = time.perf_counter()
-            record = {"step": "sizes", "dataset": "usps", "n": n, "seed": seed,
-                      "draw": "per-class", "m": m, "n_labeled": n_labeled, "rho": rho}  # fmt: skip
+            record = {
+                "step": "sizes",
+                "dataset": "usps",
+                "n": n,
+                "seed": seed,
+                "draw": "per-class",
+                "m": m,
+                "n_labeled": n_labeled,
+                "rho": rho,
+            }
             if rho is None:
                 model = LapRLSClassifier(random_state=seed)
                 with warnings.catch_warnings():
@@ -345,8 +389,11 @@ def rule_value(family, constant, n, n_labeled):
 
 
 def run_rules(records, save):
-    done = {(r["dataset"], r["seed"], r["draw"], r["m"], r["family"], r["constant"])
-            for r in records if r["step"] == "rules"}  # fmt: skip
+    done = {
+        (r["dataset"], r["seed"], r["draw"], r["m"], r["family"], r["constant"])
+        for r in records
+        if r["step"] == "rules"
+    }
     todo = [("fixed", c) for c in FIXED_REGS] + [("c*(n/l)^2", c) for c in SQUARE_CONSTANTS]
     for name, seed in itertools.product(REAL_DATASETS, range(GRID_SEEDS)):
         X = y = L = None
@@ -364,15 +411,29 @@ def run_rules(records, save):
             reg = rule_value(family, constant, GRID_N, n_labeled)
             start = time.perf_counter()
             pred = fit_codings(X, y_ssl, L, reg, seed=seed)
-            records.append({"step": "rules", "dataset": name, "n": GRID_N, "seed": seed,
-                            "draw": draw, "m": m, "n_labeled": n_labeled, "family": family,
-                            "constant": constant, "intrinsic_reg": reg,
-                            "accuracy": {c: accuracy(p, y, y_ssl) for c, p in pred.items()},
-                            "seconds": round(time.perf_counter() - start, 3)})  # fmt: skip
+            records.append(
+                {
+                    "step": "rules",
+                    "dataset": name,
+                    "n": GRID_N,
+                    "seed": seed,
+                    "draw": draw,
+                    "m": m,
+                    "n_labeled": n_labeled,
+                    "family": family,
+                    "constant": constant,
+                    "intrinsic_reg": reg,
+                    "accuracy": {c: accuracy(p, y, y_ssl) for c, p in pred.items()},
+                    "seconds": round(time.perf_counter() - start, 3),
+                }
+            )
             save()
     # the candidates that survive the grid, at the other sizes of usps
-    done = {(r["dataset"], r["n"], r["seed"], r["draw"], r["m"], r["family"], r["constant"])
-            for r in records if r["step"] == "rules"}  # fmt: skip
+    done = {
+        (r["dataset"], r["n"], r["seed"], r["draw"], r["m"], r["family"], r["constant"])
+        for r in records
+        if r["step"] == "rules"
+    }
     for n, seed in ((n, s) for n, seeds in SIZE_RUNS for s in range(seeds)):
         X = y = L = None
         for m, (family, constant) in itertools.product(PER_CLASS, SIZE_RULES):
@@ -386,11 +447,22 @@ def run_rules(records, save):
             reg = rule_value(family, constant, n, n_labeled)
             start = time.perf_counter()
             pred = fit_codings(X, y_ssl, L, reg, seed=seed)
-            records.append({"step": "rules", "dataset": "usps", "n": n, "seed": seed,
-                            "draw": "per-class", "m": m, "n_labeled": n_labeled,
-                            "family": family, "constant": constant, "intrinsic_reg": reg,
-                            "accuracy": {c: accuracy(p, y, y_ssl) for c, p in pred.items()},
-                            "seconds": round(time.perf_counter() - start, 3)})  # fmt: skip
+            records.append(
+                {
+                    "step": "rules",
+                    "dataset": "usps",
+                    "n": n,
+                    "seed": seed,
+                    "draw": "per-class",
+                    "m": m,
+                    "n_labeled": n_labeled,
+                    "family": family,
+                    "constant": constant,
+                    "intrinsic_reg": reg,
+                    "accuracy": {c: accuracy(p, y, y_ssl) for c, p in pred.items()},
+                    "seconds": round(time.perf_counter() - start, 3),
+                }
+            )
             save()
 
 
@@ -447,12 +519,21 @@ def run_full(records, save):
                 warnings.simplefilter("ignore")
                 model.fit(X, y_ssl, laplacian=graphs[1])
             acc = {"own": accuracy(model.transduction_, y, y_ssl)}
-        records.append({"step": "full", "dataset": "usps", "n": int(X.shape[0]), "seed": trial,
-                        "m": m, "n_labeled": n_labeled, "method": method,
-                        "rule": list(rule_) if method in FULL_FITS else None,
-                        "intrinsic_reg": reg if method in FULL_FITS else None,
-                        "accuracy": acc,
-                        "seconds": round(time.perf_counter() - start, 3)})  # fmt: skip
+        records.append(
+            {
+                "step": "full",
+                "dataset": "usps",
+                "n": int(X.shape[0]),
+                "seed": trial,
+                "m": m,
+                "n_labeled": n_labeled,
+                "method": method,
+                "rule": list(rule_) if method in FULL_FITS else None,
+                "intrinsic_reg": reg if method in FULL_FITS else None,
+                "accuracy": acc,
+                "seconds": round(time.perf_counter() - start, 3),
+            }
+        )
         save()
 
 
@@ -476,23 +557,48 @@ def summarize(records):
                 groups.setdefault(key, []).append(acc)
         else:
             for coding, acc in r["accuracy"].items():
-                key = (*base, "LapRLS", coding, r.get("power", 1), r.get("fit_intercept", False),
-                       r["rho"])  # fmt: skip
+                key = (
+                    *base,
+                    "LapRLS",
+                    coding,
+                    r.get("power", 1),
+                    r.get("fit_intercept", False),
+                    r["rho"],
+                )
                 groups.setdefault(key, []).append(acc)
-    keys = ("step", "dataset", "n", "draw", "m", "method", "coding", "power", "fit_intercept",
-            "rho")  # fmt: skip
+    keys = (
+        "step",
+        "dataset",
+        "n",
+        "draw",
+        "m",
+        "method",
+        "coding",
+        "power",
+        "fit_intercept",
+        "rho",
+    )
     return [
-        {**dict(zip(keys, key)), "draws": len(acc), "mean": float(np.mean(acc)),
-         "std": float(np.std(acc))}
+        {
+            **dict(zip(keys, key)),
+            "draws": len(acc),
+            "mean": float(np.mean(acc)),
+            "std": float(np.std(acc)),
+        }
         for key, acc in groups.items()
-    ]  # fmt: skip
+    ]
 
 
 def main(argv=None):
     from semiscale_bench.studies.few_label_laprls_report import write_report
 
-    run_study(argv, __doc__.split("\n")[0], (run_grid, run_sizes, run_rules, run_full), summarize,
-              write_report)  # fmt: skip
+    run_study(
+        argv,
+        __doc__.split("\n")[0],
+        (run_grid, run_sizes, run_rules, run_full),
+        summarize,
+        write_report,
+    )
 
 
 if __name__ == "__main__":

@@ -96,10 +96,17 @@ def run_digits(records, save):
             records.append(_contrast_record(name, X))
 
     fit_digit_graphs(
-        records, save, datasets=DATASETS, per_class=PER_CLASS, trials=TRIALS, graphs=GRAPHS,
-        estimators=ESTIMATORS, make_estimator=_estimator, extra={"kind": "fit"},
+        records,
+        save,
+        datasets=DATASETS,
+        per_class=PER_CLASS,
+        trials=TRIALS,
+        graphs=GRAPHS,
+        estimators=ESTIMATORS,
+        make_estimator=_estimator,
+        extra={"kind": "fit"},
         on_load=add_statistics,
-    )  # fmt: skip
+    )
 
 
 def run_moons(records, save):
@@ -125,11 +132,18 @@ def run_moons(records, save):
             warnings.simplefilter("ignore")
             model.fit(X, observed)
         seconds = time.perf_counter() - start
-        records.append({
-            "kind": "moons", "dataset": name, "per_class": 1, "graph": graph,
-            "estimator": "Poisson", "seconds": seconds, "n_iter": int(model.n_iter_),
-            "accuracy": float(np.mean(model.predict(X_test) == y_test)),
-        })  # fmt: skip
+        records.append(
+            {
+                "kind": "moons",
+                "dataset": name,
+                "per_class": 1,
+                "graph": graph,
+                "estimator": "Poisson",
+                "seconds": seconds,
+                "n_iter": int(model.n_iter_),
+                "accuracy": float(np.mean(model.predict(X_test) == y_test)),
+            }
+        )
         save()
 
 
@@ -164,9 +178,12 @@ def write_report(results, out):
         f"Transductive accuracy (%) on the unlabeled points, mean ± std over {TRIALS} trials.",
     ]
     lines += accuracy_tables(
-        results["summary"], datasets=DATASETS, per_class=PER_CLASS, estimators=ESTIMATORS,
+        results["summary"],
+        datasets=DATASETS,
+        per_class=PER_CLASS,
+        estimators=ESTIMATORS,
         graphs=GRAPHS,
-    )  # fmt: skip
+    )
     lines += [
         "",
         "Two moons, one label per class, `PoissonClassifier(graph=KNNGraph(...))` at its "

@@ -64,9 +64,15 @@ def _estimator(name, trial, graph=None):
 
 def run_digits(records, save):
     fit_digit_graphs(
-        records, save, datasets=DATASETS, per_class=PER_CLASS, trials=TRIALS, graphs=GRAPHS,
-        estimators=ESTIMATORS, make_estimator=_estimator,
-    )  # fmt: skip
+        records,
+        save,
+        datasets=DATASETS,
+        per_class=PER_CLASS,
+        trials=TRIALS,
+        graphs=GRAPHS,
+        estimators=ESTIMATORS,
+        make_estimator=_estimator,
+    )
 
 
 def run_moons(records, save):
@@ -88,11 +94,16 @@ def run_moons(records, save):
             warnings.simplefilter("ignore")
             model.fit(X, observed)
         free = observed == -1
-        records.append({
-            "dataset": name, "per_class": 1, "trial": trial, "graph": graph,
-            "estimator": "Poisson",
-            "accuracy": float(np.mean(model.transduction_[free] == y[free])),
-        })  # fmt: skip
+        records.append(
+            {
+                "dataset": name,
+                "per_class": 1,
+                "trial": trial,
+                "graph": graph,
+                "estimator": "Poisson",
+                "accuracy": float(np.mean(model.transduction_[free] == y[free])),
+            }
+        )
         save()
 
 
@@ -100,8 +111,9 @@ summarize = summarize_accuracy
 
 
 def write_report(results, out):
-    cells = {(s["dataset"], s["per_class"], s["graph"], s["estimator"]): s
-             for s in results["summary"]}  # fmt: skip
+    cells = {
+        (s["dataset"], s["per_class"], s["graph"], s["estimator"]): s for s in results["summary"]
+    }
     lines = [
         '# GraphLearning\'s graph (`weights="kth-gaussian"`) against the default heat graph',
         "",
@@ -114,9 +126,13 @@ def write_report(results, out):
         f"(two moons: {MOONS_TRIALS} draws of one label per class).",
     ]
     lines += accuracy_tables(
-        results["summary"], datasets=DATASETS, per_class=PER_CLASS, estimators=ESTIMATORS,
-        graphs=GRAPHS, graph_label=lambda graph: f"`{graph}`",
-    )  # fmt: skip
+        results["summary"],
+        datasets=DATASETS,
+        per_class=PER_CLASS,
+        estimators=ESTIMATORS,
+        graphs=GRAPHS,
+        graph_label=lambda graph: f"`{graph}`",
+    )
     lines += ["", "Two moons, one label per class, `PoissonClassifier(graph=...)`:", ""]
     lines += ["| graph | " + " | ".join(f"n = {n:,}" for n in MOONS_N) + " |"]
     lines += ["|---" * (1 + len(MOONS_N)) + "|"]

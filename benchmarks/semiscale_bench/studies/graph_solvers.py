@@ -97,18 +97,26 @@ def run(records, save):
                     agree = (
                         None if solver == "cg" or other is None else labels[est_name, solver, tol]
                     )
-                    records.append({
-                        "dataset": dataset, "n": int(X.shape[0]), "per_class": m,
-                        "estimator": est_name, "solver": solver, "tol": tol,
-                        "n_iter": int(model.n_iter_),
-                        "solve_seconds": round(model.timings_["solve"], 3),
-                        "fit_seconds": round(time.perf_counter() - start, 3),
-                        "converged": bool(model.residuals_ is None
-                                          or model.residuals_[-1].max() <= model.tol),
-                        "accuracy": float(np.mean(model.transduction_[free] == y[free])),
-                        "agreement_with_cg": (None if agree is None
-                                              else float(np.mean(agree == other))),
-                    })  # fmt: skip
+                    records.append(
+                        {
+                            "dataset": dataset,
+                            "n": int(X.shape[0]),
+                            "per_class": m,
+                            "estimator": est_name,
+                            "solver": solver,
+                            "tol": tol,
+                            "n_iter": int(model.n_iter_),
+                            "solve_seconds": round(model.timings_["solve"], 3),
+                            "fit_seconds": round(time.perf_counter() - start, 3),
+                            "converged": bool(
+                                model.residuals_ is None or model.residuals_[-1].max() <= model.tol
+                            ),
+                            "accuracy": float(np.mean(model.transduction_[free] == y[free])),
+                            "agreement_with_cg": (
+                                None if agree is None else float(np.mean(agree == other))
+                            ),
+                        }
+                    )
                     save()
 
 

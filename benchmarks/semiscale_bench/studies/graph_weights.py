@@ -87,22 +87,32 @@ def _draws():
     from semiscale.datasets import make_two_moons
 
     for name, seed in itertools.product(REAL_DATASETS, range(REAL_SEEDS)):
-        yield (name, seed, lambda name=name, seed=seed: _real_points(name, seed),
-               [(m, np.random.default_rng([seed, m])) for m in PER_CLASS])  # fmt: skip
+        yield (
+            name,
+            seed,
+            lambda name=name, seed=seed: _real_points(name, seed),
+            [(m, np.random.default_rng([seed, m])) for m in PER_CLASS],
+        )
     for seed in range(MOONS_SEEDS):
-        yield ("two moons", seed,
-               lambda seed=seed: make_two_moons(MOONS_N, noise=0.1, random_state=seed),
-               [(1, np.random.default_rng(seed))])  # fmt: skip
+        yield (
+            "two moons",
+            seed,
+            lambda seed=seed: make_two_moons(MOONS_N, noise=0.1, random_state=seed),
+            [(1, np.random.default_rng(seed))],
+        )
 
 
 def run(records, save):
     done = {(r["dataset"], r["seed"], r["per_class"], r["graph"], r["estimator"]) for r in records}
     for name, seed, load, label_draws in _draws():
         estimators = list(_estimators(seed))
-        keys = [(name, seed, m, _graph_name(w, z), e)
-                for (m, _), (w, z), e in itertools.product(
-                    label_draws, itertools.product(WEIGHTS, NORMALIZED), estimators)
-                if not (z and e.startswith("Poisson"))]  # fmt: skip
+        keys = [
+            (name, seed, m, _graph_name(w, z), e)
+            for (m, _), (w, z), e in itertools.product(
+                label_draws, itertools.product(WEIGHTS, NORMALIZED), estimators
+            )
+            if not (z and e.startswith("Poisson"))
+        ]
         if all(key in done for key in keys):
             continue
         X, y = load()
@@ -119,14 +129,19 @@ def run(records, save):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         model.fit(X, y_ssl, laplacian=graph.laplacian_)
-                    records.append({
-                        "dataset": name, "seed": seed, "per_class": per_class,
-                        "graph": graph_name, "estimator": est_name,
-                        "accuracy": _accuracy(model, y, y_ssl),
-                        "seconds": round(time.perf_counter() - start, 3),
-                        "graph_seconds": round(graph_seconds, 3),
-                        "n_components": int(graph.n_components_),
-                    })  # fmt: skip
+                    records.append(
+                        {
+                            "dataset": name,
+                            "seed": seed,
+                            "per_class": per_class,
+                            "graph": graph_name,
+                            "estimator": est_name,
+                            "accuracy": _accuracy(model, y, y_ssl),
+                            "seconds": round(time.perf_counter() - start, 3),
+                            "graph_seconds": round(graph_seconds, 3),
+                            "n_components": int(graph.n_components_),
+                        }
+                    )
                     save()
 
 
@@ -137,10 +152,17 @@ def summarize(records):
         key = (r["dataset"], r["per_class"], r["estimator"], r["graph"])
         groups.setdefault(key, []).append(r["accuracy"])
     return [
-        {"dataset": d, "per_class": m, "estimator": e, "graph": g, "draws": len(acc),
-         "mean": float(np.mean(acc)), "std": float(np.std(acc))}
+        {
+            "dataset": d,
+            "per_class": m,
+            "estimator": e,
+            "graph": g,
+            "draws": len(acc),
+            "mean": float(np.mean(acc)),
+            "std": float(np.std(acc)),
+        }
         for (d, m, e, g), acc in groups.items()
-    ]  # fmt: skip
+    ]
 
 
 def write_report(results, out):
@@ -163,8 +185,10 @@ def write_report(results, out):
         "|---" * (3 + len(graphs)) + "|",
     ]
     cells = {(s["dataset"], s["per_class"], s["estimator"], s["graph"]): s for s in summary}
-    rows = sorted({(s["estimator"], s["dataset"], s["per_class"]) for s in summary},
-                  key=lambda t: (t[0], t[1] == "two moons", t[1], t[2]))  # fmt: skip
+    rows = sorted(
+        {(s["estimator"], s["dataset"], s["per_class"]) for s in summary},
+        key=lambda t: (t[0], t[1] == "two moons", t[1], t[2]),
+    )
     for est, dataset, m in rows:
         entries = []
         best = max(
@@ -189,9 +213,14 @@ def write_report(results, out):
         "|---" * (1 + len(graphs)) + "|",
     ]
     for dataset in dict.fromkeys(d for d, _ in timing):
-        lines.append(f"| {dataset} | " + " | ".join(
-            f"{np.mean(timing[(dataset, g)]):.2f}" if (dataset, g) in timing else "—"
-            for g in graphs) + " |")  # fmt: skip
+        lines.append(
+            f"| {dataset} | "
+            + " | ".join(
+                f"{np.mean(timing[(dataset, g)]):.2f}" if (dataset, g) in timing else "—"
+                for g in graphs
+            )
+            + " |"
+        )
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 

@@ -221,14 +221,24 @@ def run_products(records, save):
                 floor32 = floor_seconds(
                     floors, *args, cached=cached, exp_rate=floors["exp32_per_s"]
                 )
-                records.append({
-                    "kind": "product", "n": N_SAMPLES, "s": N_CENTERS, "d": d, "r": r,
-                    "cached": cached, "nnz": int(L.nnz), "seconds": round(seconds, 4),
-                    "min_seconds": round(min(times), 4),
-                    "floor_seconds": round(floor, 4), "floor32_seconds": round(floor32, 4),
-                    "ratio": round(seconds / floor, 3), "blas_pass_seconds": blas,
-                    "exp32_loop_seconds": loop32,
-                })  # fmt: skip
+                records.append(
+                    {
+                        "kind": "product",
+                        "n": N_SAMPLES,
+                        "s": N_CENTERS,
+                        "d": d,
+                        "r": r,
+                        "cached": cached,
+                        "nnz": int(L.nnz),
+                        "seconds": round(seconds, 4),
+                        "min_seconds": round(min(times), 4),
+                        "floor_seconds": round(floor, 4),
+                        "floor32_seconds": round(floor32, 4),
+                        "ratio": round(seconds / floor, 3),
+                        "blas_pass_seconds": blas,
+                        "exp32_loop_seconds": loop32,
+                    }
+                )
                 save()
             del H
 

@@ -95,13 +95,18 @@ def run(records, save):
                 model.fit(X_pool, observed, **extra)
             seconds = time.perf_counter() - start
             info = getattr(model, "solver_info_", {})
-            records.append({
-                "dataset": name, "per_class": per_class, "trial": trial, "variant": variant,
-                "accuracy": float(np.mean(model.predict(X_test) == y_test)),
-                "seconds": round(seconds, 3),
-                "n_iter": int(getattr(model, "n_iter_", 0)),
-                "converged": info.get("converged"),
-            })  # fmt: skip
+            records.append(
+                {
+                    "dataset": name,
+                    "per_class": per_class,
+                    "trial": trial,
+                    "variant": variant,
+                    "accuracy": float(np.mean(model.predict(X_test) == y_test)),
+                    "seconds": round(seconds, 3),
+                    "n_iter": int(getattr(model, "n_iter_", 0)),
+                    "converged": info.get("converged"),
+                }
+            )
             save()
 
 
@@ -111,14 +116,19 @@ def summarize(records):
     for r in records:
         groups.setdefault((r["dataset"], r["per_class"], r["variant"]), []).append(r)
     return [
-        {"dataset": d, "per_class": k, "variant": v, "trials": len(rs),
-         "mean": float(np.mean([r["accuracy"] for r in rs])),
-         "std": float(np.std([r["accuracy"] for r in rs])),
-         "seconds": float(np.median([r["seconds"] for r in rs])),
-         "n_iter": float(np.median([r["n_iter"] for r in rs])),
-         "all_converged": all(r["converged"] in (True, None) for r in rs)}
+        {
+            "dataset": d,
+            "per_class": k,
+            "variant": v,
+            "trials": len(rs),
+            "mean": float(np.mean([r["accuracy"] for r in rs])),
+            "std": float(np.std([r["accuracy"] for r in rs])),
+            "seconds": float(np.median([r["seconds"] for r in rs])),
+            "n_iter": float(np.median([r["n_iter"] for r in rs])),
+            "all_converged": all(r["converged"] in (True, None) for r in rs),
+        }
         for (d, k, v), rs in groups.items()
-    ]  # fmt: skip
+    ]
 
 
 def write_report(results, out):

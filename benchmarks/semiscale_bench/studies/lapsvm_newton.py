@@ -93,9 +93,12 @@ def run(records, save):
                     if X is None:
                         X, y, L = _problem(dataset)
                     model = LapSVC(
-                        solver="primal", loss="huber_hinge", kernel=RBF(gamma=1 / (2 * sigma)),
-                        ambient_reg=1e-4, intrinsic_reg=intrinsic,
-                    )  # fmt: skip
+                        solver="primal",
+                        loss="huber_hinge",
+                        kernel=RBF(gamma=1 / (2 * sigma)),
+                        ambient_reg=1e-4,
+                        intrinsic_reg=intrinsic,
+                    )
                     with _variant(variant), warnings.catch_warnings(record=True) as caught:
                         warnings.simplefilter("always")
                         tic = time.perf_counter()
@@ -106,17 +109,23 @@ def run(records, save):
                         reference = f
                         if key in done:
                             continue
-                    records.append({
-                        "dataset": dataset, "n": int(X.shape[0]), "sigma": sigma,
-                        "intrinsic_reg": intrinsic, "variant": variant, "seconds": seconds,
-                        "newton_iterations": int(model.solver_info_["newton_iterations"][0]),
-                        "converged": not any(
-                            issubclass(w.category, ConvergenceWarning) for w in caught
-                        ),
-                        "decision_difference": float(
-                            np.abs(f - reference).max() / max(np.abs(reference).max(), 1e-300)
-                        ),
-                    })  # fmt: skip
+                    records.append(
+                        {
+                            "dataset": dataset,
+                            "n": int(X.shape[0]),
+                            "sigma": sigma,
+                            "intrinsic_reg": intrinsic,
+                            "variant": variant,
+                            "seconds": seconds,
+                            "newton_iterations": int(model.solver_info_["newton_iterations"][0]),
+                            "converged": not any(
+                                issubclass(w.category, ConvergenceWarning) for w in caught
+                            ),
+                            "decision_difference": float(
+                                np.abs(f - reference).max() / max(np.abs(reference).max(), 1e-300)
+                            ),
+                        }
+                    )
                     save()
 
 

@@ -87,9 +87,16 @@ def _report(results, out):
             continue
         t = r["timings"]
         rows.append(
-            [r["estimator"], r["seed"], f"{100 * r['accuracy']:.2f} %", r["solver"], r["n_iter"],
-             f"{t.get('graph', float('nan')):.1f}", f"{r['seconds']:.1f}"]
-        )  # fmt: skip
+            [
+                r["estimator"],
+                r["seed"],
+                f"{100 * r['accuracy']:.2f} %",
+                r["solver"],
+                r["n_iter"],
+                f"{t.get('graph', float('nan')):.1f}",
+                f"{r['seconds']:.1f}",
+            ]
+        )
     lines = [
         "# Laplace and Poisson learning on ten million-point two-moons draws",
         "",

@@ -92,13 +92,18 @@ def run(records, save):
                 model.fit(X_pool, observed)
             seconds = time.perf_counter() - start
             info = getattr(model, "solver_info_", {})
-            records.append({
-                "dataset": name, "per_class": per_class, "trial": trial, "variant": variant,
-                "accuracy": float(np.mean(model.predict(X_test) == y_test)),
-                "seconds": round(seconds, 3),
-                "converged": info.get("converged"),
-                "gamma": getattr(getattr(model, "kernel_", None), "gamma", None),
-            })  # fmt: skip
+            records.append(
+                {
+                    "dataset": name,
+                    "per_class": per_class,
+                    "trial": trial,
+                    "variant": variant,
+                    "accuracy": float(np.mean(model.predict(X_test) == y_test)),
+                    "seconds": round(seconds, 3),
+                    "converged": info.get("converged"),
+                    "gamma": getattr(getattr(model, "kernel_", None), "gamma", None),
+                }
+            )
             save()
 
 
@@ -108,13 +113,18 @@ def summarize(records):
     for r in records:
         groups.setdefault((r["dataset"], r["per_class"], r["variant"]), []).append(r)
     return [
-        {"dataset": d, "per_class": k, "variant": v, "trials": len(rs),
-         "mean": float(np.mean([r["accuracy"] for r in rs])),
-         "std": float(np.std([r["accuracy"] for r in rs])),
-         "seconds": float(np.median([r["seconds"] for r in rs])),
-         "all_converged": all(r["converged"] in (True, None) for r in rs)}
+        {
+            "dataset": d,
+            "per_class": k,
+            "variant": v,
+            "trials": len(rs),
+            "mean": float(np.mean([r["accuracy"] for r in rs])),
+            "std": float(np.std([r["accuracy"] for r in rs])),
+            "seconds": float(np.median([r["seconds"] for r in rs])),
+            "all_converged": all(r["converged"] in (True, None) for r in rs),
+        }
         for (d, k, v), rs in groups.items()
-    ]  # fmt: skip
+    ]
 
 
 def write_report(results, out):

@@ -121,9 +121,12 @@ def run_accuracy(records, save):
                 continue
             model, seconds = _fit(name, seed, X, y_ssl)
             train = model.predict(X[unlabeled]) if name == "SVC" else model.transduction_[unlabeled]
-            record = {**key, "seconds": seconds,
-                      "transductive": float(np.mean(train == y[unlabeled])),
-                      "held_out": float(np.mean(model.predict(X_te) == y_te))}  # fmt: skip
+            record = {
+                **key,
+                "seconds": seconds,
+                "transductive": float(np.mean(train == y[unlabeled])),
+                "held_out": float(np.mean(model.predict(X_te) == y_te)),
+            }
             if name != "SVC":  # both rules, whichever the estimator's out_of_sample is
                 for rule, decision in _rules(model, X, X_te).items():
                     labels = model._labels_from_decision(decision)
@@ -198,8 +201,13 @@ def write_report(results, out):
             f"| {dataset} | {name} | {e['transductive']:.3f} | {e['held_out']:.3f} | "
             f"{e['gap'] * 100:+.1f} | {verdict} | {' | '.join(rules)} | {e['seconds']:.2f} |"
         )
-    lines += ["", "## Fit seconds at the defaults (median of 3; digits and usps: one fit)", "",
-              "| data | estimator | seconds | target |", "|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "## Fit seconds at the defaults (median of 3; digits and usps: one fit)",
+        "",
+        "| data | estimator | seconds | target |",
+        "|---|---|---|---|",
+    ]
     timing = s["timing"]
     for key, seconds in timing.items():
         dataset, name = key.split(" ", 1)

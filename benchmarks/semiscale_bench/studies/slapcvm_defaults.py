@@ -73,8 +73,9 @@ def accuracy(records, save):
     sets = [("two moons 2,000", 0, *_moons(2000))]
     for draw in range(DRAWS):
         rng = np.random.default_rng(draw)
-        labeled = np.concatenate([rng.choice(np.flatnonzero(y == c), 3, replace=False)
-                                  for c in (0, 1)])  # fmt: skip
+        labeled = np.concatenate(
+            [rng.choice(np.flatnonzero(y == c), 3, replace=False) for c in (0, 1)]
+        )
         y_ssl = np.full_like(y, -1)
         y_ssl[labeled] = y[labeled]
         sets.append(("breast_cancer", draw, X, y, y_ssl))
@@ -85,8 +86,17 @@ def accuracy(records, save):
             pred, seconds = _fit(method, X_, y_ssl, seed)
             unlabeled = y_ssl == -1
             correct = float(np.mean(pred[unlabeled] == y_[unlabeled]))
-            records.append({"kind": "accuracy", "data": data, "draw": draw, "method": method,
-                            "seed": seed, "seconds": seconds, "accuracy": correct})  # fmt: skip
+            records.append(
+                {
+                    "kind": "accuracy",
+                    "data": data,
+                    "draw": draw,
+                    "method": method,
+                    "seed": seed,
+                    "seconds": seconds,
+                    "accuracy": correct,
+                }
+            )
     save()
 
 
@@ -110,11 +120,18 @@ def scaling(records, save):
         for seed in range(REPEATS):
             model = SparseLapCVMClassifier(kernel=RBF(gamma=4.0), C=100.0, random_state=seed)
             model.fit(X, y_ssl, laplacian=L)
-            records.append({"kind": "scaling", "u": u, "seed": seed,
-                            "solve_seconds": model.timings_["solve"],
-                            "graph_seconds": graph_seconds,
-                            "core_set": model.core_set_size_[0], "n_support": model.n_support_,
-                            "accuracy": float(np.mean(model.transduction_ == y))})  # fmt: skip
+            records.append(
+                {
+                    "kind": "scaling",
+                    "u": u,
+                    "seed": seed,
+                    "solve_seconds": model.timings_["solve"],
+                    "graph_seconds": graph_seconds,
+                    "core_set": model.core_set_size_[0],
+                    "n_support": model.n_support_,
+                    "accuracy": float(np.mean(model.transduction_ == y)),
+                }
+            )
         save()
 
 
@@ -122,14 +139,25 @@ def summarize(records):
     rows = {}
     for r in (r for r in records if r["kind"] == "accuracy"):
         rows.setdefault((r["data"], r["method"]), []).append(r)
-    table = [{"data": data, "method": method, "fits": len(rs),
-              "accuracy": float(np.mean([r["accuracy"] for r in rs])),
-              "median_seconds": float(np.median([r["seconds"] for r in rs])),
-              "max_seconds": float(np.max([r["seconds"] for r in rs]))}
-             for (data, method), rs in rows.items()]  # fmt: skip
-    medians = [float(np.median([r["solve_seconds"] for r in records
-                                if r["kind"] == "scaling" and r["u"] == u]))
-               for u in SIZES]  # fmt: skip
+    table = [
+        {
+            "data": data,
+            "method": method,
+            "fits": len(rs),
+            "accuracy": float(np.mean([r["accuracy"] for r in rs])),
+            "median_seconds": float(np.median([r["seconds"] for r in rs])),
+            "max_seconds": float(np.max([r["seconds"] for r in rs])),
+        }
+        for (data, method), rs in rows.items()
+    ]
+    medians = [
+        float(
+            np.median(
+                [r["solve_seconds"] for r in records if r["kind"] == "scaling" and r["u"] == u]
+            )
+        )
+        for u in SIZES
+    ]
     slope = float(np.log(medians[-1] / medians[0]) / np.log(SIZES[-1] / SIZES[0]))
     return {"accuracy": table, "solve_median_seconds": medians, "slope": slope}
 
@@ -149,20 +177,30 @@ def write_report(results, out):
         "|---|---|---|---|---|---|",
     ]
     for r in s["accuracy"]:
-        lines.append(f"| {r['data']} | {r['method']} | {r['fits']} | {100 * r['accuracy']:.1f} "
-                     f"| {r['median_seconds']:.2f} | {r['max_seconds']:.2f} |")  # fmt: skip
-    lines += ["", "Solve time at the paper's preset (`RBF(gamma=4.0)`, C = 100), graph excluded:",
-              "", "| u | solve s (median of 3) | core set | accuracy (%) | graph s |",
-              "|---|---|---|---|---|"]  # fmt: skip
+        lines.append(
+            f"| {r['data']} | {r['method']} | {r['fits']} | {100 * r['accuracy']:.1f} "
+            f"| {r['median_seconds']:.2f} | {r['max_seconds']:.2f} |"
+        )
+    lines += [
+        "",
+        "Solve time at the paper's preset (`RBF(gamma=4.0)`, C = 100), graph excluded:",
+        "",
+        "| u | solve s (median of 3) | core set | accuracy (%) | graph s |",
+        "|---|---|---|---|---|",
+    ]
     for u, median in zip(SIZES, s["solve_median_seconds"]):
         rs = [r for r in results["records"] if r["kind"] == "scaling" and r["u"] == u]
         cores = ", ".join(str(r["core_set"]) for r in rs)
         accuracies = ", ".join(f"{100 * r['accuracy']:.1f}" for r in rs)
-        lines.append(f"| {u:,} | {median:.4f} | {cores} | {accuracies} "
-                     f"| {rs[0]['graph_seconds']:.1f} |")  # fmt: skip
+        lines.append(
+            f"| {u:,} | {median:.4f} | {cores} | {accuracies} | {rs[0]['graph_seconds']:.1f} |"
+        )
     verdict = "PASS" if s["slope"] <= 0.5 else "FAIL"
-    lines += ["", f"Log-log slope of the solve time from u = 10⁵ to 10⁶: {s['slope']:.2f} "
-              f"(target ≤ 0.5: {verdict})."]  # fmt: skip
+    lines += [
+        "",
+        f"Log-log slope of the solve time from u = 10⁵ to 10⁶: {s['slope']:.2f} "
+        f"(target ≤ 0.5: {verdict}).",
+    ]
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 

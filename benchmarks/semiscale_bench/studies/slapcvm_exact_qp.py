@@ -108,15 +108,20 @@ def run(records, save):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 result = core_vector_machine(
-                    K, 2.0 / C, initial=np.arange(m), tol=CVM_TOL, max_core_set=MAX_CORE_SET,
+                    K,
+                    2.0 / C,
+                    initial=np.arange(m),
+                    tol=CVM_TOL,
+                    max_core_set=MAX_CORE_SET,
                     random_state=0,
-                )  # fmt: skip
+                )
             alpha = np.zeros(K.n_items)
             alpha[result.core_set] = result.alpha
             Q_core = K.block(result.core_set, result.core_set)
             a_core = result.alpha
-            objective = float((linear[result.core_set] * a_core).sum()
-                              - (a_core * matmul(Q_core, a_core)).sum())  # fmt: skip
+            objective = float(
+                (linear[result.core_set] * a_core).sum() - (a_core * matmul(Q_core, a_core)).sum()
+            )
             converged = bool(result.converged)
         seconds = time.perf_counter() - start
         points, weights, bias = K.expansion(C * alpha)
@@ -126,15 +131,26 @@ def run(records, save):
         margins = signs[active] * f_train[labeled[active]]
         tube = float(np.mean(1.0 - m_mu * alpha[active] - margins)) if active.size else np.nan
         diff = np.abs(np.sqrt(w) * (f_train[u] - f_train[v]))
-        records.append({
-            "m_mu": m_mu, "C": C, "ratio": ratio, "solver": solver,
-            "accuracy": float(np.mean((f_test > 0) == (y_test == 1))),
-            "items": int(np.count_nonzero(alpha > 1e-12)), "n_items": int(K.n_items),
-            "n_support": int(points.size), "objective": objective, "tube": tube,
-            "f_labeled": float(np.abs(f_train[labeled]).mean()),
-            "edge_diff_max": float(diff.max()), "max_root_weight": float(np.sqrt(w).max()),
-            "far_hops": far_hops, "seconds": round(seconds, 2), "converged": converged,
-        })  # fmt: skip
+        records.append(
+            {
+                "m_mu": m_mu,
+                "C": C,
+                "ratio": ratio,
+                "solver": solver,
+                "accuracy": float(np.mean((f_test > 0) == (y_test == 1))),
+                "items": int(np.count_nonzero(alpha > 1e-12)),
+                "n_items": int(K.n_items),
+                "n_support": int(points.size),
+                "objective": objective,
+                "tube": tube,
+                "f_labeled": float(np.abs(f_train[labeled]).mean()),
+                "edge_diff_max": float(diff.max()),
+                "max_root_weight": float(np.sqrt(w).max()),
+                "far_hops": far_hops,
+                "seconds": round(seconds, 2),
+                "converged": converged,
+            }
+        )
         save()
 
 

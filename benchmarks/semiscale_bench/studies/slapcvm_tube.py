@@ -60,9 +60,14 @@ def run(records, save):
         graph = KNNGraph(n_neighbors=6, bandwidth="mean-square", random_state=0)
         n_edges = graph_edges(graph.fit(X).adjacency_)[0].size
         model = SparseLapCVMClassifier(
-            kernel=RBF(gamma=4.0), graph=graph, C=C, theta=EDGE_WEIGHT_RATIO * n_edges / m,
-            mu=m_mu / m, tol=tol, random_state=0,
-        )  # fmt: skip
+            kernel=RBF(gamma=4.0),
+            graph=graph,
+            C=C,
+            theta=EDGE_WEIGHT_RATIO * n_edges / m,
+            mu=m_mu / m,
+            tol=tol,
+            random_state=0,
+        )
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -71,13 +76,21 @@ def run(records, save):
         f = model.decision_function(X)
         u, v, w, _ = graph_edges(model.graph_.adjacency_)
         diff = np.abs(np.sqrt(w) * (f[u] - f[v]))
-        records.append({
-            "m_mu": m_mu, "tol": tol, "accuracy": float(np.mean(model.predict(X_test) == y_test)),
-            "core_set": int(model.core_set_size_[0]), "n_support": model.n_support_,
-            "n_items": int(m + 2 * n_edges), "f_labeled": float(np.abs(f[labeled]).mean()),
-            "edge_diff_q99": float(np.quantile(diff, 0.99)), "edge_diff_max": float(diff.max()),
-            "seconds": round(seconds, 2), "converged": model.converged_,
-        })  # fmt: skip
+        records.append(
+            {
+                "m_mu": m_mu,
+                "tol": tol,
+                "accuracy": float(np.mean(model.predict(X_test) == y_test)),
+                "core_set": int(model.core_set_size_[0]),
+                "n_support": model.n_support_,
+                "n_items": int(m + 2 * n_edges),
+                "f_labeled": float(np.abs(f[labeled]).mean()),
+                "edge_diff_q99": float(np.quantile(diff, 0.99)),
+                "edge_diff_max": float(diff.max()),
+                "seconds": round(seconds, 2),
+                "converged": model.converged_,
+            }
+        )
         save()
 
 
