@@ -7,10 +7,10 @@ import pytest
 import scipy.sparse as sp
 
 from semiscale._memory import MemoryBudgetError
-from semiscale.kernels import RBF, Laplacian, Linear, Polynomial
+from semiscale.kernels import RBF, LaplacianKernel, Linear, Polynomial
 from semiscale.linalg import kernel_matmul, kernel_matrix, kernel_rmatmul
 
-KERNELS = [RBF(0.4), Laplacian(0.2), Linear(), Polynomial(2, 0.3, 1.0)]
+KERNELS = [RBF(0.4), LaplacianKernel(0.2), Linear(), Polynomial(2, 0.3, 1.0)]
 IDS = ["rbf", "laplacian", "linear", "poly"]
 
 

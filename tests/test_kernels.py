@@ -18,7 +18,7 @@ from semiscale.kernels import (
     MEDIAN_SAMPLE_SIZE,
     RBF,
     Kernel,
-    Laplacian,
+    LaplacianKernel,
     Linear,
     Polynomial,
     gamma_from_paper,
@@ -30,7 +30,7 @@ from semiscale.kernels import (
 
 CASES = {
     "rbf": (RBF(gamma=0.7), lambda a, b: rbf_kernel(a, b, gamma=0.7)),
-    "laplacian": (Laplacian(gamma=0.3), lambda a, b: laplacian_kernel(a, b, gamma=0.3)),
+    "laplacian": (LaplacianKernel(gamma=0.3), lambda a, b: laplacian_kernel(a, b, gamma=0.3)),
     "linear": (Linear(), linear_kernel),
     "poly": (
         Polynomial(degree=3, gamma=0.5, coef0=1.5),
@@ -131,7 +131,7 @@ def test_exact_zero_self_distances(sparse):
     for D in (squared_distances(A_in), squared_distances(A_in, A_in)):
         assert np.all(np.diag(D) == 0.0) and np.all(D >= 0.0)
     assert np.all(np.diag(RBF(1.0)(A_in)) == 1.0)
-    assert np.all(np.diag(Laplacian(1.0)(A_in)) == 1.0)
+    assert np.all(np.diag(LaplacianKernel(1.0)(A_in)) == 1.0)
     diffs = A[:, None, :] - A[None, :, :]
     np.testing.assert_allclose(squared_distances(A), (diffs**2).sum(-1), atol=1e-7)
 
@@ -142,7 +142,7 @@ def test_exact_zero_self_distances(sparse):
         lambda n: arrays(np.float64, (n, 3), elements=st.floats(-5, 5, allow_nan=False))
     ),
     gamma=st.floats(0.01, 10),
-    which=st.sampled_from([RBF, Laplacian]),
+    which=st.sampled_from([RBF, LaplacianKernel]),
 )
 def test_stationary_gram_is_psd(X, gamma, which):
     K = which(gamma=gamma)(X)
@@ -164,13 +164,13 @@ def test_median_and_mean_heuristics_match_numpy(sparse):
     X = X_in.toarray() if sparse else X
     med2 = _median_direct(X, "l2")
     assert RBF("median").resolve(X_in).gamma == pytest.approx(1 / (2 * med2**2), rel=1e-10)
-    assert Laplacian("median").resolve(X_in).gamma == pytest.approx(
+    assert LaplacianKernel("median").resolve(X_in).gamma == pytest.approx(
         1 / _median_direct(X, "l1"), rel=1e-10
     )
     beta = ((X - X.mean(0)) ** 2).sum(1).mean()
     assert RBF("mean").resolve(X_in).gamma == pytest.approx(1 / beta, rel=1e-10)
     beta1 = np.abs(X - X.mean(0)).sum(1).mean()
-    assert Laplacian("mean").resolve(X_in).gamma == pytest.approx(1 / beta1, rel=1e-10)
+    assert LaplacianKernel("mean").resolve(X_in).gamma == pytest.approx(1 / beta1, rel=1e-10)
     # σ = median distance: the kernel at the median distance is exp(-1/2)
     assert RBF("median").resolve(X_in)(np.zeros((1, 5)), [[med2, 0, 0, 0, 0]])[0, 0] == (
         pytest.approx(np.exp(-0.5), rel=1e-10)
@@ -192,7 +192,7 @@ def test_local_heuristic_is_the_median_kth_neighbour_distance(sparse):
     X = X_in.toarray() if sparse else X
     sigma = _local_direct(X, "l2")
     assert RBF("local").resolve(X_in).gamma == pytest.approx(1 / (2 * sigma**2), rel=1e-10)
-    assert Laplacian("local").resolve(X_in).gamma == pytest.approx(
+    assert LaplacianKernel("local").resolve(X_in).gamma == pytest.approx(
         1 / _local_direct(X, "l1"), rel=1e-10
     )
     # narrower than the median width: the local scale, not the spread of the data
@@ -237,7 +237,7 @@ def test_resolve_returns_copy_without_mutating():
     k = RBF(gamma="median")
     r = k.resolve(X)
     assert k.gamma == "median" and r is not k and isinstance(r.gamma, float)
-    for numeric in (RBF(0.3), Laplacian(2.0), Linear(), Polynomial(2, 0.1, 0.0)):
+    for numeric in (RBF(0.3), LaplacianKernel(2.0), Linear(), Polynomial(2, 0.1, 0.0)):
         copy = numeric.resolve(X)
         assert copy is not numeric and type(copy) is type(numeric)
         assert copy.get_params() == numeric.get_params()
@@ -256,11 +256,11 @@ def test_sklearn_params_and_clone():
     h = _Holder(kernel=RBF(gamma=1.0)).set_params(kernel__gamma=3.0)
     assert h.kernel.gamma == 3.0 and h.get_params()["kernel__gamma"] == 3.0
     assert repr(RBF(gamma="median")) == "RBF(gamma='median')"
-    assert RBF().kappa2 == 1.0 and Laplacian().is_stationary and Linear().kappa2 is None
+    assert RBF().kappa2 == 1.0 and LaplacianKernel().is_stationary and Linear().kappa2 is None
 
 
 @pytest.mark.parametrize("bad", [-1.0, 0, np.inf, np.nan, True, "foo", None, [1.0]])
-@pytest.mark.parametrize("cls", [RBF, Laplacian])
+@pytest.mark.parametrize("cls", [RBF, LaplacianKernel])
 def test_bad_gamma_is_a_clear_error(cls, bad):
     X, _ = _data()
     with pytest.raises(ValueError, match="gamma"):
@@ -290,7 +290,7 @@ def test_zero_width_and_too_few_points():
     with pytest.raises(ValueError, match="numeric gamma"):
         RBF("median").resolve(np.ones((5, 2)))
     with pytest.raises(ValueError, match="numeric gamma"):
-        Laplacian("mean").resolve(np.ones((5, 2)))
+        LaplacianKernel("mean").resolve(np.ones((5, 2)))
     with pytest.raises(ValueError, match="numeric gamma"):
         RBF("local").resolve(np.ones((5, 2)))
     with pytest.raises(ValueError, match="2 samples"):
@@ -369,3 +369,21 @@ def test_paired_generic_fallback_and_shape_check():
     np.testing.assert_allclose(Scaled(0.7).paired(A, B), RBF(0.7).paired(A, B), rtol=1e-12)
     with pytest.raises(ValueError, match="same shape"):
         RBF(0.7).paired(A, B[:-1])
+
+
+def test_the_old_name_laplacian_warns_and_gives_laplacian_kernel():
+    # renamed so that the kernel is not mistaken for the graph Laplacian: the old name works for
+    # one release, through both import paths, and says what to use instead
+    import semiscale
+    import semiscale.kernels as kernels
+
+    for module in (kernels, semiscale):
+        with pytest.warns(FutureWarning, match=r"Laplacian is deprecated.*LaplacianKernel"):
+            old = module.Laplacian
+        assert old is LaplacianKernel
+    with pytest.warns(FutureWarning, match="LaplacianKernel"):
+        from semiscale.kernels import Laplacian  # noqa: F401
+    assert "Laplacian" not in semiscale.__all__ and "LaplacianKernel" in semiscale.__all__
+    assert "Laplacian" not in kernels.__all__
+    with pytest.raises(AttributeError, match="no attribute 'Laplacien'"):
+        kernels.Laplacien  # noqa: B018

@@ -29,7 +29,7 @@ _PUBLIC = {
     "HuberHingeLoss": "semiscale.losses",
     "EpsilonInsensitiveLoss": "semiscale.losses",
     "RBF": "semiscale.kernels",
-    "Laplacian": "semiscale.kernels",
+    "LaplacianKernel": "semiscale.kernels",
     "Linear": "semiscale.kernels",
     "Polynomial": "semiscale.kernels",
     "HarmonicClassifier": "semiscale.models",
@@ -47,12 +47,17 @@ _PUBLIC = {
     "ssl_split": "semiscale.datasets",
 }
 
+#: Deprecated names: still resolved (their module warns), not exported by ``import *``.
+_DEPRECATED = {"Laplacian": "semiscale.kernels"}
+
 __all__ = sorted(_PUBLIC)
 
 
 def __getattr__(name):
     if name in _PUBLIC:
         return getattr(import_module(_PUBLIC[name]), name)
+    if name in _DEPRECATED:
+        return getattr(import_module(_DEPRECATED[name]), name)
     raise AttributeError(f"module 'semiscale' has no attribute {name!r}")
 
 

@@ -14,6 +14,7 @@ Inputs must be finite: a cheap sum check rejects NaN/inf with a ``ValueError``.
 from __future__ import annotations
 
 import math
+import warnings
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
@@ -47,7 +48,7 @@ __all__ = [
     "LOCAL_NEIGHBOR",
     "MEDIAN_SAMPLE_SIZE",
     "Kernel",
-    "Laplacian",
+    "LaplacianKernel",
     "Linear",
     "Polynomial",
     "RBF",
@@ -138,7 +139,7 @@ class Kernel(BaseEstimator, metaclass=ABCMeta):
 
     @property
     def kappa2(self):
-        """sup_x k(x, x) (1 for RBF/Laplacian), or None when unbounded."""
+        """sup_x k(x, x) (1 for RBF/LaplacianKernel), or None when unbounded."""
         return 1.0 if self.is_stationary else None
 
     def _check_params(self) -> None:
@@ -440,9 +441,13 @@ class RBF(_GammaKernel):
         return 1.0 / width if self.gamma == "mean" else 1.0 / (2.0 * width**2)
 
 
-class Laplacian(_GammaKernel):
+class LaplacianKernel(_GammaKernel):
     r"""Laplacian kernel :math:`k(a, b) = \exp(-γ\,‖a − b‖_1)` (L1 distance, as scikit-learn's
     ``laplacian_kernel``).
+
+    Named ``LaplacianKernel`` so that it is not mistaken for the graph Laplacian
+    (:func:`semiscale.graph.laplacian`); the old name ``Laplacian`` still works for one
+    release, with a ``FutureWarning``.
 
     Parameters
     ----------
@@ -545,3 +550,23 @@ class Polynomial(Kernel):
 
     def _paired(self, A, B):
         return (self.gamma * _row_dots(A, B) + self.coef0) ** int(self.degree)
+
+
+#: Deprecated names (kept for one release): old name -> (new name, the object).
+_DEPRECATED = {"Laplacian": ("LaplacianKernel", LaplacianKernel)}
+
+
+def __getattr__(name):
+    # Module-level __getattr__ runs only for names not defined here, so the old name warns at
+    # every access (``from semiscale.kernels import Laplacian`` and ``semiscale.Laplacian``).
+    if name in _DEPRECATED:
+        new, obj = _DEPRECATED[name]
+        warnings.warn(
+            f"semiscale.kernels.{name} is deprecated and will be removed in the next release; use "
+            f"semiscale.kernels.{new} (the same class: {name} was renamed so that it is not "
+            "mistaken for the graph Laplacian)",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return obj
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

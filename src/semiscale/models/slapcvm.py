@@ -49,7 +49,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._random import RANDOM_STATE_CONSTRAINT, as_random_state
 from ..graph import KNNGraph
-from ..kernels import RBF, Kernel, Laplacian
+from ..kernels import RBF, Kernel, LaplacianKernel
 from ..solvers.cvm import core_vector_machine
 from ..solvers.slapcvm_kernel import SLapCVMKernel, graph_edges
 from ._base import (
@@ -145,8 +145,8 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
         self.theta_ = float(theta)
         labeled_ridge = mu * m / self.C
         edge_ridge = self.n_edges_ * mu / (self.C * self.theta_)
-        # RBF and Laplacian values are ≥ 0: a tighter bound, fewer kernel values for η
-        nonnegative = isinstance(self.kernel_, (RBF, Laplacian))
+        # RBF and LaplacianKernel values are ≥ 0: a tighter bound, fewer kernel values for η
+        nonnegative = isinstance(self.kernel_, (RBF, LaplacianKernel))
         tic = time.perf_counter()
         expansions, self.core_set_size_, iterations, converged = [], [], [], True
         for c in range(Y.shape[1]):
