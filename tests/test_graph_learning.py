@@ -432,7 +432,10 @@ def _xfails(estimator):
 # blobs, which is not its regime (the potentials of the outer classes dominate the middle one's:
 # 67 % training accuracy with a 3-NN graph, 90 % with 8 neighbours, where 83 % is asked).
 @parametrize_with_checks(
-    [HarmonicClassifier(graph=KNNGraph(n_neighbors=3)), PoissonClassifier(graph=KNNGraph(8))],
+    [
+        HarmonicClassifier(graph=KNNGraph(n_neighbors=3)),
+        PoissonClassifier(graph=KNNGraph(n_neighbors=8)),
+    ],
     expected_failed_checks=_xfails,
 )
 @pytest.mark.filterwarnings("ignore::semiscale.graph.DisconnectedGraphWarning")

@@ -104,8 +104,10 @@ def test_two_moons_laprls_beats_rls():
     # sigma = 0.3: the median heuristic (sigma ~ 1.2 here) is too wide to separate the moons.
     kernel = RBF(gamma=gamma_from_sigma(0.3))
     graph = KNNGraph(n_neighbors=8)
-    lap = LapRLSClassifier(kernel, graph, ambient_reg=1e-4, intrinsic_reg=10.0).fit(X, y_ssl)
-    rls = LapRLSClassifier(kernel, ambient_reg=1e-4, intrinsic_reg=0.0).fit(X, y_ssl)
+    lap = LapRLSClassifier(kernel=kernel, graph=graph, ambient_reg=1e-4, intrinsic_reg=10.0).fit(
+        X, y_ssl
+    )
+    rls = LapRLSClassifier(kernel=kernel, ambient_reg=1e-4, intrinsic_reg=0.0).fit(X, y_ssl)
     assert lap.score(X_test, y_test) >= 0.99
     assert rls.score(X_test, y_test) < 0.9
     assert (lap.transduction_ == y).mean() >= 0.99

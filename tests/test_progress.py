@@ -142,7 +142,11 @@ def test_nystrom_pcg_fit_reports_its_preconditioner_and_iterations(verbose, caps
 
     X, y = _moons()
     model = NystromLapRLSRegressor(
-        kernel=RBF(gamma=5.0), graph=KNNGraph(10), n_centers=40, random_state=0, verbose=verbose
+        kernel=RBF(gamma=5.0),
+        graph=KNNGraph(n_neighbors=10),
+        n_centers=40,
+        random_state=0,
+        verbose=verbose,
     )
     model.fit(X, y)
     err = capsys.readouterr().err
@@ -163,7 +167,7 @@ def test_newton_reports_its_steps(capsys):
     X, y = _moons()
     labeled = np.isfinite(y)
     targets = np.where(labeled, 2 * np.nan_to_num(y) - 1, 0.0)[:, None]
-    laplacian = KNNGraph(10).fit(X).laplacian_
+    laplacian = KNNGraph(n_neighbors=10).fit(X).laplacian_
     problem = ManifoldProblem(
         X=X, targets=targets, labeled=labeled, laplacian=laplacian, lambda_ambient=0.05,
         lambda_intrinsic=0.5, kernel=RBF(gamma=5.0), loss=SquaredHingeLoss(), verbose=1,

@@ -125,7 +125,7 @@ def test_semiscale_and_estimators_never_import_the_harness():
         "from semiscale import LapRLSRegressor, NystromLapRLSRegressor, KNNGraph\n"
         "import semiscale.model_selection\n"
         "X = np.random.default_rng(0).normal(size=(60, 2)); y = X[:, 0].copy(); y[10:] = np.nan\n"
-        "NystromLapRLSRegressor(graph=KNNGraph(5), n_centers=20).fit(X, y)\n"
+        "NystromLapRLSRegressor(graph=KNNGraph(n_neighbors=5), n_centers=20).fit(X, y)\n"
         "print(sorted(m for m in sys.modules if m.startswith('semiscale_bench')))\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -160,7 +160,7 @@ def _toy_benchmark():
         caps={"slow": (Cap(1, "one repeat"),)},
     )
     table = TableSpec(
-        graph=lambda protocol, seed: KNNGraph(10),
+        graph=lambda protocol, seed: KNNGraph(n_neighbors=10),
         choose=lambda *args: {"params": {"p": {}}},
         score=lambda est, split: {"rmse": rmse(est.predict(split.X_test), split.y_test)},
         metric="rmse",

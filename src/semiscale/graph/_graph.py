@@ -193,6 +193,7 @@ class KNNGraph(BaseEstimator):
 
     def __init__(
         self,
+        *,
         n_neighbors=8,
         weights="heat",
         bandwidth="contrast",

@@ -173,6 +173,7 @@ class HarmonicClassifier(_GraphLearningClassifier):
 
     def __init__(
         self,
+        *,
         graph=DEFAULT_GRAPH,
         class_mass_normalization=True,
         class_prior=None,

@@ -176,6 +176,7 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
 
     def __init__(
         self,
+        *,
         kernel=DEFAULT_KERNEL,
         graph=DEFAULT_GRAPH,
         ambient_reg=1e-4,
@@ -386,6 +387,7 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
 
     def __init__(
         self,
+        *,
         kernel=DEFAULT_CLASSIFIER_KERNEL,
         graph=DEFAULT_GRAPH,
         ambient_reg=1e-6,

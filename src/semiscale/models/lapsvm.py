@@ -217,6 +217,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         kernel=DEFAULT_CLASSIFIER_KERNEL,
         graph=DEFAULT_GRAPH,
         ambient_reg=1e-6,

@@ -204,6 +204,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
 
     def __init__(
         self,
+        *,
         kernel=DEFAULT_KERNEL,
         graph=DEFAULT_GRAPH,
         ambient_reg=1e-4,
@@ -495,6 +496,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
 
     def __init__(
         self,
+        *,
         kernel=DEFAULT_CLASSIFIER_KERNEL,
         graph=DEFAULT_GRAPH,
         ambient_reg=1e-6,

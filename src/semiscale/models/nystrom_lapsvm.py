@@ -195,6 +195,7 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
 
     def __init__(
         self,
+        *,
         kernel=DEFAULT_CLASSIFIER_KERNEL,
         graph=DEFAULT_GRAPH,
         ambient_reg=1e-6,

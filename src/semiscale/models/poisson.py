@@ -161,6 +161,7 @@ class PoissonClassifier(_GraphLearningClassifier):
 
     def __init__(
         self,
+        *,
         graph=DEFAULT_GRAPH,
         class_prior=None,
         solver="auto",

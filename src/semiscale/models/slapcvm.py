@@ -344,6 +344,7 @@ class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
 
     def __init__(
         self,
+        *,
         kernel=SLAPCVM_KERNEL,
         graph=SLAPCVM_GRAPH,
         C=10.0,
@@ -497,6 +498,7 @@ class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
 
     def __init__(
         self,
+        *,
         kernel=SLAPCVM_KERNEL,
         graph=SLAPCVM_GRAPH,
         C=100.0,
