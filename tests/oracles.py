@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 
 
 def rbf_gram(A, B, gamma):
@@ -99,3 +100,34 @@ def centre_by_degree(F, L):
     d = np.asarray(L.diagonal()).ravel()
     F = np.asarray(F, dtype=float).reshape(F.shape[0], -1)
     return F - (d @ F) / d.sum()
+
+
+def dense_nystrom_laprls_hessian(
+    kernel,
+    X,
+    centers,
+    labeled_index,
+    laplacian,
+    ambient_lambda,
+    intrinsic_lambda,
+    label_weights=None,
+):
+    """``H = K_msᵀK_ms + λ_A K_ss + λ_I K_nsᵀ L K_ns`` with ``K_ns`` formed whole (small n only).
+
+    The dense reference of :class:`semiscale.linalg.NystromLapRLSHessian` (paper 000 eq. 4).
+    ``centers`` are row indices into X, or the center points themselves (2-D);
+    ``labeled_index`` indices or a boolean mask.  With ``label_weights`` ``R`` (n × m),
+    ``K_ms`` is ``Rᵀ K_ns``.
+    """
+    centers = np.asarray(centers)
+    C = X[centers] if centers.ndim == 1 else centers
+    K_ns = np.asarray(kernel(X, C), dtype=np.float64)
+    if label_weights is None:
+        labeled = np.asarray(labeled_index)
+        K_ms = K_ns[np.flatnonzero(labeled) if labeled.dtype == bool else labeled]
+    else:
+        K_ms = np.asarray(sp.csr_matrix(label_weights).T @ K_ns)
+    H = K_ms.T @ K_ms + ambient_lambda * np.asarray(kernel(C, C), dtype=np.float64)
+    if laplacian is not None and intrinsic_lambda > 0:
+        H += intrinsic_lambda * (K_ns.T @ np.asarray(laplacian @ K_ns))
+    return (H + H.T) / 2

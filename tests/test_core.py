@@ -30,8 +30,8 @@ from semiscale.models import (
 )
 from semiscale.models._base import DEFAULT_CLASSIFIER_KERNEL, DEFAULT_GRAPH, DEFAULT_KERNEL
 from semiscale.solvers.exact import solve_exact
-from semiscale.solvers.manifold import solve_manifold
-from semiscale.solvers.nystrom import NystromSolver
+from semiscale.solvers.newton import solve_manifold
+from semiscale.solvers.nystrom_quadratic import NystromSolver
 from semiscale.solvers.problem import ManifoldProblem
 
 ALL_LOSSES = [

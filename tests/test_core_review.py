@@ -23,8 +23,8 @@ from semiscale.models import (
 )
 from semiscale.models._base import DEFAULT_KERNEL
 from semiscale.solvers.exact import solve_exact
-from semiscale.solvers.manifold import solve_manifold
-from semiscale.solvers.nystrom import NystromSolver
+from semiscale.solvers.newton import solve_manifold
+from semiscale.solvers.nystrom_quadratic import NystromSolver
 from semiscale.solvers.problem import ManifoldProblem
 
 
@@ -73,7 +73,7 @@ def _binary_laplacian(X, k=5):
 
 
 # ------------------------------------------------------------------------------------------------
-# Defect 1: solvers/manifold.py:171-185 + 84-89.  With fit_intercept, a Huber-hinge (or smoothed
+# Defect 1: solvers/newton.py:171-185 + 84-89.  With fit_intercept, a Huber-hinge (or smoothed
 # ε-insensitive) problem whose labeled points all start in the linear zone and whose bias
 # direction is *flat* there (balanced classes: Σ y_i = 0) never gets an active point: shift_bias
 # finds no strict decrease and returns 0, and the bordered step then has σ = 1ᵀ(J_a + λ_I L)1 = 0
@@ -128,7 +128,7 @@ def test_huber_hinge_classifier_with_intercept_on_stratified_labels():
 
 
 # ------------------------------------------------------------------------------------------------
-# Defect 2: solvers/manifold.py:240-242 vs 292-298.  A target column whose optimum is f = 0 at the
+# Defect 2: solvers/newton.py:240-242 vs 292-298.  A target column whose optimum is f = 0 at the
 # start (every labeled residual inside the ε tube: zero loss, zero gradient) returns the "zero
 # solution" with X_fit = X[labeled]; every other column returns the quadratic solver's span
 # (all n points, or the Nyström centers), so solve_manifold raises "the quadratic solver changed

@@ -6,7 +6,7 @@ from sklearn.datasets import make_classification
 
 from semiscale.graph import KNNGraph
 from semiscale.models import LapSVC, NystromLapSVC
-from semiscale.solvers.manifold import _sides
+from semiscale.solvers.newton import _sides
 
 
 def _problem(n=300, n_labeled=80, seed=0):

@@ -7,7 +7,7 @@ import scipy.stats
 
 from semiscale._memory import MemoryBudgetError
 from semiscale.kernels import RBF
-from semiscale.linalg.nystrom import (
+from semiscale.linalg.centers import (
     CENTER_METHODS,
     jittered_cholesky,
     resolve_n_centers,
@@ -171,7 +171,7 @@ def test_rpcholesky_with_all_centers_is_exact():
 
 
 def test_rpcholesky_factor_is_the_nystrom_approximation_of_its_pivots():
-    from semiscale.linalg.nystrom import _rpcholesky_factor
+    from semiscale.linalg.centers import _rpcholesky_factor
 
     X = np.random.default_rng(8).normal(size=(300, 3))
     kernel = RBF(gamma=0.5)
@@ -211,7 +211,7 @@ def test_accelerated_rpcholesky_draws_pivots_with_the_sequential_law():
     Two near-duplicate pairs make the difference visible: accepting every proposal of a round
     (block RPCholesky without rejection) picks both points of a pair far more often.
     """
-    from semiscale.linalg.nystrom import _rpcholesky_factor
+    from semiscale.linalg.centers import _rpcholesky_factor
 
     X = np.array([[0.0], [0.05], [3.0], [3.05], [6.0], [9.0]])
     kernel = RBF(gamma=1.0)
@@ -296,7 +296,7 @@ def test_cholesky_errors(A, error, match):
 
 def test_auto_n_centers_is_1000_or_every_point():
     from semiscale.kernels import MEDIAN_SAMPLE_SIZE
-    from semiscale.linalg.nystrom import AUTO_MAX_CENTERS, resolve_n_centers
+    from semiscale.linalg.centers import AUTO_MAX_CENTERS, resolve_n_centers
     from semiscale.models import NystromLapRLSRegressor
 
     assert resolve_n_centers("auto", 5) == 5

@@ -7,13 +7,10 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 from sklearn.neighbors import kneighbors_graph
 
+from oracles import dense_nystrom_laprls_hessian
 from semiscale._memory import MemoryBudgetError
 from semiscale.kernels import RBF
-from semiscale.linalg.operators import (
-    FullLapRLSHessian,
-    NystromLapRLSHessian,
-    dense_nystrom_laprls_hessian,
-)
+from semiscale.linalg import FullLapRLSHessian, NystromLapRLSHessian
 from semiscale.solvers import cg, make_preconditioner
 
 

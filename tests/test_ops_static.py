@@ -66,13 +66,13 @@ ALLOWED = {
     ("models/_fit_state.py", "labeled_prior", "gemm"): (
         "two dot products over the labeled rows' decision values: O(l·r)"
     ),
-    ("solvers/manifold.py", "_solve_with_intercept", "gemm"): (
+    ("solvers/newton.py", "_solve_with_intercept", "gemm"): (
         "vector dot products and one Laplacian matvec for the bias: O(n·r)"
     ),
-    ("solvers/manifold.py", "_bias_row_weights", "gemm"): (
+    ("solvers/newton.py", "_bias_row_weights", "gemm"): (
         "one sparse Laplacian matvec L·1 for the bias's row weights: O(nnz(L))"
     ),
-    ("solvers/manifold.py", "_newton_column", "gemm"): (
+    ("solvers/newton.py", "_newton_column", "gemm"): (
         "the Newton line search's scalars fᵀLf: sparse matvecs and vector dots, O(nnz(L))"
     ),
     ("graph/knn.py", "<module>", "threads"): (

@@ -94,3 +94,115 @@ def test_results_readmes_render_into_their_own_folder():
             if "--render-only" in command:
                 name = readme.parent.name
                 assert f"--out benchmarks/results/{name}" in command, (readme, command)
+
+
+def _imported_modules(path, module, modules):
+    """The ``semiscale`` modules that ``module`` (file ``path``) imports, anywhere in the file.
+
+    Every import counts, at module level or inside a function, a ``TYPE_CHECKING`` block or at
+    the bottom of a file: a cycle that only a late or local import keeps from failing is still
+    a cycle between the two modules' concepts.  ``from package import name`` is an edge to the
+    submodule ``package.name`` when there is one, else to the package (its ``__init__``).
+    """
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - node.level + 1]
+                target = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                if f"{target}.{alias.name}" in modules:
+                    found.add(f"{target}.{alias.name}")
+                elif target in modules:
+                    found.add(target)
+    found.discard(module)
+    return found
+
+
+def import_cycles(src=SRC):
+    """Sets of ``semiscale`` modules that import each other, directly or through others.
+
+    The strongly connected components of more than one module of the import graph (Tarjan's
+    algorithm, iterative), each sorted; an empty list when imports only point one way.
+    """
+    modules = {}
+    for path in src.rglob("*.py"):
+        parts = path.relative_to(src.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {m: sorted(_imported_modules(p, m, modules)) for m, p in modules.items()}
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            child = next(edges, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    member, component = None, set()
+                    while member != node:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.add(member)
+                    if len(component) > 1:
+                        cycles.append(sorted(component))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(graph[child])))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return cycles
+
+
+def test_no_import_cycle_in_the_library():
+    assert import_cycles() == [], "modules that import each other (make one import point down)"
+
+
+def test_the_cycle_finder_sees_a_cycle_through_a_late_local_import(tmp_path):
+    # the shape of the linalg cycle that issue 27 removed: a bottom-of-file re-export one way,
+    # a plain import the other way, plus a function-level import closing a longer loop
+    pkg = tmp_path / "semiscale"
+    (pkg / "linalg").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "linalg" / "__init__.py").write_text("from semiscale.linalg.a import A\n")
+    (pkg / "linalg" / "a.py").write_text("class A: ...\n\nfrom .b import B  # noqa: E402\n")
+    (pkg / "linalg" / "b.py").write_text("from .a import A\n\nclass B(A): ...\n")
+    (pkg / "c.py").write_text("def f():\n    from semiscale import d\n")
+    (pkg / "d.py").write_text("from semiscale.c import f\n")
+    (pkg / "e.py").write_text("from semiscale.linalg import A\n")
+    assert import_cycles(pkg) == [
+        ["semiscale.c", "semiscale.d"],
+        ["semiscale.linalg.a", "semiscale.linalg.b"],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("semiscale.solvers.manifold", "semiscale.solvers.newton")],
+)
+def test_a_renamed_module_still_works_for_one_release_and_warns(old, new):
+    # documented in docs/api before its rename: every name read through the old path warns,
+    # naming the new module, and is the new module's object
+    import importlib
+
+    old_module, new_module = importlib.import_module(old), importlib.import_module(new)
+    for name in new_module.__all__:
+        with pytest.warns(FutureWarning, match=f"{old} is deprecated.*{new}"):
+            assert getattr(old_module, name) is getattr(new_module, name)
+    with pytest.raises(AttributeError):
+        old_module.no_such_name  # noqa: B018

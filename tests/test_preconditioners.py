@@ -5,9 +5,10 @@ import pytest
 import scipy.sparse as sp
 from sklearn.neighbors import kneighbors_graph
 
+from oracles import dense_nystrom_laprls_hessian
 from semiscale.kernels import RBF
-from semiscale.linalg.nystrom import select_centers
-from semiscale.linalg.operators import NystromLapRLSHessian, dense_nystrom_laprls_hessian
+from semiscale.linalg.centers import select_centers
+from semiscale.linalg.operators import NystromLapRLSHessian
 from semiscale.solvers import PRECONDITIONERS, cg, make_preconditioner
 from semiscale.solvers.preconditioners import DensePreconditioner
 

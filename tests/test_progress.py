@@ -161,7 +161,7 @@ def test_newton_reports_its_steps(capsys):
     from semiscale.kernels import RBF
     from semiscale.losses import SquaredHingeLoss
     from semiscale.solvers.exact import solve_exact
-    from semiscale.solvers.manifold import solve_manifold
+    from semiscale.solvers.newton import solve_manifold
     from semiscale.solvers.problem import ManifoldProblem
 
     X, y = _moons()

@@ -14,7 +14,7 @@ object gives, per labeled point, the value :math:`\ell(y, f)`, its derivative
 The losses here are *piecewise quadratic* with a single curvature ``c`` (:attr:`Loss.curvature`):
 on each point the second derivative is either ``c`` (the point is *active*) or 0.  A Newton step
 then is one weighted least-squares solve in which the active points carry the same weight
-(:func:`semiscale.solvers.manifold.solve_manifold`), so LapRLS's solvers and preconditioners serve
+(:func:`semiscale.solvers.newton.solve_manifold`), so LapRLS's solvers and preconditioners serve
 every loss.  For the squared loss every labeled point is always active and one step is exact.
 
 Classification losses take targets ``y ∈ {−1, +1}``; regression losses take real ``y``.

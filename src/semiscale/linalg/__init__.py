@@ -6,8 +6,9 @@
 """
 
 from semiscale.linalg.blocked import kernel_matmul, kernel_matrix, kernel_rmatmul
-from semiscale.linalg.nystrom import jittered_cholesky, resolve_n_centers, select_centers
-from semiscale.linalg.operators import FullLapRLSHessian, NystromLapRLSHessian
+from semiscale.linalg.centers import jittered_cholesky, resolve_n_centers, select_centers
+from semiscale.linalg.full_hessian import FullLapRLSHessian
+from semiscale.linalg.operators import NystromLapRLSHessian
 from semiscale.linalg.ops import ArrayOps, get_ops, set_ops, use_ops
 from semiscale.linalg.system import NystromFactor, NystromSystem
 

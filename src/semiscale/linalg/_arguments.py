@@ -1,4 +1,4 @@
-"""Argument checks shared by the Nyström operators and their dense reference."""
+"""Argument checks of the Nyström operators (indices, regularization weights)."""
 
 from __future__ import annotations
 

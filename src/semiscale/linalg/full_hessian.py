@@ -1,10 +1,10 @@
 r"""The exact LapRLS system in Nyström form: every training point a center (``s = n``).
 
-Split out of :mod:`semiscale.linalg.operators` (one concept per module), which re-exports
-:class:`FullLapRLSHessian`.  With all points as centers the blocked operator's normal equations
-become ``H = K (J K + λ_A I + λ_I L K)`` and ``z = K J y``, so ``f = K α`` is the exact LapRLS
-solution of paper 000 eq. (3); one ``n × n`` kernel matrix serves as both ``K_ss`` and the
-``K_ns`` cache.
+With all points as centers the blocked operator's normal equations become
+``H = K (J K + λ_A I + λ_I L K)`` and ``z = K J y``, so ``f = K α`` is the exact LapRLS solution
+of paper 000 eq. (3); one ``n × n`` kernel matrix serves as both ``K_ss`` and the ``K_ns`` cache.
+A subclass of :class:`~semiscale.linalg.operators.NystromLapRLSHessian` in a module of its own:
+this module imports the operator's, never the reverse (``semiscale.linalg`` exports both).
 """
 
 from __future__ import annotations

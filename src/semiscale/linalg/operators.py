@@ -17,8 +17,9 @@ over row blocks of ``X`` (``u = K_ns α``, then ``K_nsᵀ v``) with the sparse p
 made without it have cost as much as filling it (:func:`cache_fill_passes`).
 
 With all points as centers (``s = n``), ``H = K (J K + λ_A I + λ_I L K)`` and ``z = K J y``, so
-``f = K α`` equals the exact LapRLS solution of eq. (3) (:class:`FullLapRLSHessian`, in
-:mod:`semiscale.linalg.full_hessian`).
+``f = K α`` equals the exact LapRLS solution of eq. (3)
+(:class:`~semiscale.linalg.full_hessian.FullLapRLSHessian`, a subclass in a module of its own:
+it imports this one, never the other way round).
 
 Every product (kernel blocks, the cached ``K_ns`` products, ``L u``, ``K_ss V``) is a call to
 the array-operations layer (:func:`semiscale.linalg.ops.get_ops`), which sizes the blocks; both
@@ -38,12 +39,7 @@ from .._validation import check_laplacian
 from ._arguments import _index, _lambda
 from .ops import get_ops
 
-__all__ = [
-    "FullLapRLSHessian",
-    "NystromLapRLSHessian",
-    "cache_fill_passes",
-    "dense_nystrom_laprls_hessian",
-]
+__all__ = ["NystromLapRLSHessian", "cache_fill_passes"]
 
 
 #: Cost model of the K_ns cache decision (:func:`cache_fill_passes`), nanoseconds per kernel
@@ -119,8 +115,9 @@ class NystromLapRLSHessian(LinearOperator):
         Threads for the kernel blocks (:mod:`semiscale.linalg.blocked`); None = all cores.
     reserved : int or dict of {str: int}, default=0
         Bytes of ``memory_budget`` held by the caller's own buffers while the operator is used
-        (a preconditioner's ``s × s`` factors, by :func:`semiscale.solvers.nystrom.solver_memory`);
-        a dict names each part for the refusal message.  ``K_ss``, the cache and the kernel
+        (a preconditioner's ``s × s`` factors, by
+        :func:`semiscale.solvers.nystrom_quadratic.solver_memory`); a dict names each part for
+        the refusal message.  ``K_ss``, the cache and the kernel
         blocks fit in what is left.
     label_weights : sparse matrix of shape (n, m) or None, default=None
         ``R`` of the labeled term ``‖Rᵀ K_ns α − y‖²``: column ``i`` holds the weights of the
@@ -577,9 +574,3 @@ class NystromLapRLSHessian(LinearOperator):
                 K_b = K_nbr[np.searchsorted(nbr, own)]
                 d += self.intrinsic_lambda * np.einsum("ij,ij->j", K_b, LK)
         return d + self.ambient_lambda * np.diag(self.kernel_ss())
-
-
-# Imported last: the exact operator subclasses NystromLapRLSHessian above; it and the dense
-# reference are re-exported here beside the operator they specialize.
-from .dense_reference import dense_nystrom_laprls_hessian  # noqa: E402
-from .full_hessian import FullLapRLSHessian  # noqa: E402

@@ -13,7 +13,7 @@ with ``K_ns = K(X, C)``, ``K_ss = K(C, C)``, ``J`` the diagonal 0/1 selector of 
 rows (``K_ms = J K_ns`` restricted to them) and ``L`` the graph Laplacian (``λ_I L`` absent when
 there is no graph term).  :class:`NystromSystem` is everything a preconditioner may read of such
 a system; :class:`semiscale.linalg.operators.NystromLapRLSHessian` (blocked, ``s ≪ n``) and
-:class:`~semiscale.linalg.operators.FullLapRLSHessian` (every point a center, the exact
+:class:`~semiscale.linalg.full_hessian.FullLapRLSHessian` (every point a center, the exact
 problem) implement it, and so can a test double holding dense matrices.
 
 :class:`NystromFactor` is the factored form every Cholesky-based preconditioner starts from:

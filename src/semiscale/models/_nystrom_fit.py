@@ -18,11 +18,11 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from .._memory import check_fits, parse_memory_budget
 from .._random import check_random_state
 from ..linalg import resolve_n_centers, select_centers
-from ..linalg.nystrom import CENTER_METHODS
+from ..linalg.centers import CENTER_METHODS
 from ..linalg.ops import get_ops
 from ..solvers.hessian_system import ITERATIVE_SOLVERS
-from ..solvers.manifold import solve_manifold
-from ..solvers.nystrom import NEEDS_CENTER_GRAPH, NystromSolver, solver_memory
+from ..solvers.newton import solve_manifold
+from ..solvers.nystrom_quadratic import NEEDS_CENTER_GRAPH, NystromSolver, solver_memory
 from ._base import (
     MANIFOLD_PARAMETER_CONSTRAINTS,
     ManifoldMixin,
@@ -133,9 +133,9 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
         """``n_centers="auto"`` shrunk until the s×s arrays take at most half the budget.
 
         The s×s part of the fit (``K_ss`` and the solver's factors,
-        :func:`~semiscale.solvers.nystrom.solver_memory`) grows as s² while the rest (kernel
-        blocks, work arrays) is blocked to what is left; the other half of the budget is left to
-        that rest.  An explicit ``n_centers`` is never changed (a budget too small for it is
+        :func:`~semiscale.solvers.nystrom_quadratic.solver_memory`) grows as s² while the rest
+        (kernel blocks, work arrays) is blocked to what is left; the other half of the budget is
+        left to that rest.  An explicit ``n_centers`` is never changed (a budget too small for it is
         refused before anything is allocated).
         """
         budget = parse_memory_budget(self.memory_budget)

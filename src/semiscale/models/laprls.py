@@ -23,7 +23,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import StrOptions
 
 from ..solvers.exact import DIRECT_WHAT, EXACT_SOLVERS, check_dense_fits, solve_exact
-from ..solvers.manifold import solve_manifold
+from ..solvers.newton import solve_manifold
 from ._base import (
     AUTO_INTRINSIC_REG_CONSTRAINT,
     BALANCED_TARGETS_CONSTRAINT,
@@ -114,7 +114,7 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
         Print the residual of each CG iteration when > 0.
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x_j, x) + b`` (paper 000 has none); solved
-        by a bordered system (:mod:`semiscale.solvers.manifold`).
+        by a bordered system (:mod:`semiscale.solvers.newton`).
 
     Attributes
     ----------
@@ -284,7 +284,7 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         Print the residual of each CG iteration when > 0.
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x_j, x) + b`` (paper 000 has none); solved
-        by a bordered system (:mod:`semiscale.solvers.manifold`).
+        by a bordered system (:mod:`semiscale.solvers.newton`).
     balanced_targets : bool, default=False
         Targets of the labeled points (squared loss): False gives ``e_c − ȳ`` (one-hot minus the
         labeled class proportions, :func:`semiscale._validation.zero_mean_targets`), which keeps

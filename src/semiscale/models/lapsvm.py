@@ -12,7 +12,7 @@ The model of every estimator here (DESIGN.md §3's canonical scaling, λ_A = l·
 
 with ℓ the hinge (``solver="dual"``, Belkin, Niyogi & Sindhwani 2006) or a smooth hinge
 (``solver="primal"``, Melacci & Belkin 2011: Newton steps in the primal, each one weighted
-least-squares solve by LapRLS's solvers, :mod:`semiscale.solvers.manifold`).
+least-squares solve by LapRLS's solvers, :mod:`semiscale.solvers.newton`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..losses import HuberHingeLoss, SquaredHingeLoss
 from ..solvers.exact import DIRECT_WHAT, EXACT_SOLVERS, check_dense_fits, solve_exact
 from ..solvers.lapsvm_dual import DUAL_WHAT, solve_lapsvm_dual
-from ..solvers.manifold import solve_manifold
+from ..solvers.newton import solve_manifold
 from ._base import (
     AUTO_INTRINSIC_REG_CONSTRAINT,
     DEFAULT_CLASSIFIER_KERNEL,
@@ -127,7 +127,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         Primal only.  Stop each binary problem's Newton iteration once at most
         ``stability_tol`` of the training points change side between two consecutive steps
         (Melacci & Belkin 2011's stability check on the unlabeled predictions, at Newton steps;
-        :mod:`semiscale.solvers.manifold`).  The fit is then approximate: not the minimiser,
+        :mod:`semiscale.solvers.newton`).  The fit is then approximate: not the minimiser,
         which approximate CV (:mod:`semiscale.model_selection.bif`) needs and so refuses.
         ``solver_info_["stopped_early"]`` says which problems stopped.
     stability_tol : float, default=1e-3

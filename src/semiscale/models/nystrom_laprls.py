@@ -60,14 +60,14 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         touched).
     n_centers : int, float, "auto" or "sqrt", default="auto"
         Number of Nyström centers s: an int in [1, n], a fraction of n in (0, 1], "auto" (1,000
-        or n when smaller, :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`: on a9a s = 2,000
+        or n when smaller, :data:`semiscale.linalg.centers.AUTO_MAX_CENTERS`: on a9a s = 2,000
         was no more accurate than 1,000 and 1.7x slower; on two moons with one label per class
         and 2,000 points s = 500 lost accuracy that 1,000 kept; fewer when ``memory_budget``
         cannot hold the s×s arrays in half of it), or "sqrt" (⌈√n⌉, paper 000's theory).
     center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
         Cholesky; the last two approximate K better on data of uneven density, but on paper
-        000's datasets that did not lower the test RMSE (:mod:`semiscale.linalg.nystrom`,
+        000's datasets that did not lower the test RMSE (:mod:`semiscale.linalg.centers`,
         ``benchmarks/results/center_selection/``).
     labeled_centers : bool, default=True
         When the m labeled points fit (m ≤ s), make all of them centers and choose only the
@@ -126,7 +126,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         Print the residual of each CG iteration when > 0.
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x̃_j, x) + b`` (paper 000 has none); solved
-        by a bordered system (:mod:`semiscale.solvers.manifold`), one extra right-hand side.
+        by a bordered system (:mod:`semiscale.solvers.newton`), one extra right-hand side.
 
     Attributes
     ----------
@@ -307,14 +307,14 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         constant suits every label count).
     n_centers : int, float, "auto" or "sqrt", default="auto"
         Number of Nyström centers s: an int in [1, n], a fraction of n in (0, 1], "auto" (1,000
-        or n when smaller, :data:`semiscale.linalg.nystrom.AUTO_MAX_CENTERS`: on a9a s = 2,000
+        or n when smaller, :data:`semiscale.linalg.centers.AUTO_MAX_CENTERS`: on a9a s = 2,000
         was no more accurate than 1,000 and 1.7x slower; on two moons with one label per class
         and 2,000 points s = 500 lost accuracy that 1,000 kept; fewer when ``memory_budget``
         cannot hold the s×s arrays in half of it), or "sqrt" (⌈√n⌉, paper 000's theory).
     center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
         Cholesky; the last two approximate K better on data of uneven density, but on paper
-        000's datasets that did not lower the test RMSE (:mod:`semiscale.linalg.nystrom`,
+        000's datasets that did not lower the test RMSE (:mod:`semiscale.linalg.centers`,
         ``benchmarks/results/center_selection/``).
     labeled_centers : bool, default=True
         When the m labeled points fit (m ≤ s), make all of them centers and choose only the
@@ -391,7 +391,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         Print the residual of each CG iteration when > 0.
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x̃_j, x) + b`` (paper 000 has none); solved
-        by a bordered system (:mod:`semiscale.solvers.manifold`), one extra right-hand side.
+        by a bordered system (:mod:`semiscale.solvers.newton`), one extra right-hand side.
     balanced_targets : bool, default=False
         Targets of the labeled points (squared loss): False gives ``e_c − ȳ`` (one-hot minus the
         labeled class proportions, :func:`semiscale._validation.zero_mean_targets`), which keeps

@@ -5,7 +5,7 @@ over f in the span of k(x̃_j, ·) for s centers x̃_j, with ‖f‖²_K = αᵀ
 points this is the reduced LapSVM of paper 001 §3.5 (after Lee & Mangasarian's reduced SVM;
 the paper uses r = 200 on two moons, 2,000 on USPS).  Each Newton step is one weighted Nyström
 LapRLS solve by PCG on the machinery of paper 000
-(:class:`~semiscale.solvers.nystrom.NystromSolver`,
+(:class:`~semiscale.solvers.nystrom_quadratic.NystromSolver`,
 the sampled-Hessian preconditioner, the K_ns cache): memory O(n + s²), O(n·s·d) per iteration.
 """
 
@@ -38,7 +38,7 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
     Minimises ``(1/l) Σ_labeled ℓ(y_i, f(x_i) + b) + ambient_reg‖f‖²_K +
     intrinsic_reg fᵀLf/tr(L)`` over f in the span of the centers' kernel functions, ℓ the
     squared hinge or the Huber-smoothed hinge, by Newton's method with an exact line search
-    (:mod:`semiscale.solvers.manifold`), each step one Nyström LapRLS system solved by PCG
+    (:mod:`semiscale.solvers.newton`), each step one Nyström LapRLS system solved by PCG
     (:class:`NystromLapRLSClassifier`'s solvers and preconditioners).  One-vs-rest for several
     classes.  With every training point a center it is :class:`LapSVC`'s primal.
     ``y == unlabeled`` marks unlabeled points.
@@ -112,7 +112,7 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
         Stop each binary problem's Newton iteration once at most ``stability_tol`` of the
         training points change side between two consecutive steps (Melacci & Belkin 2011's
         stability check on the unlabeled predictions, at Newton steps;
-        :mod:`semiscale.solvers.manifold`).  The fit is then approximate: not the minimiser,
+        :mod:`semiscale.solvers.newton`).  The fit is then approximate: not the minimiser,
         which approximate CV (:mod:`semiscale.model_selection.bif`) needs and so refuses.
         ``solver_info_["stopped_early"]`` says which problems stopped.
     stability_tol : float, default=1e-3

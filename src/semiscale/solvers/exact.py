@@ -28,7 +28,7 @@ from ..linalg.ops import get_ops
 from .cg import cg
 from .dense import solve_or_lstsq
 from .hessian_system import solve_hessian_system
-from .nystrom import solver_memory
+from .nystrom_quadratic import solver_memory
 from .problem import QuadraticProblem, Solution
 
 __all__ = [

@@ -1,6 +1,6 @@
 r"""The Newton steps of the Nyström LapSVM by one s × s factorization each, the rest kept.
 
-A Newton step of the primal LapSVM on s centers (:mod:`semiscale.solvers.manifold`) solves
+A Newton step of the primal LapSVM on s centers (:mod:`semiscale.solvers.newton`) solves
 
 .. math::
 

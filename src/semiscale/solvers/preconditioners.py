@@ -46,7 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
-from ..linalg.nystrom import _rng
+from ..linalg.centers import _rng
 from ..linalg.ops import get_ops
 from ..linalg.system import NystromFactor
 
@@ -518,8 +518,8 @@ def preconditioner_memory(name, n_samples, n_labeled, n_centers, *, degree=0.0):
     """Bytes a preconditioner holds at its peak beside the system, by part (``{what: bytes}``).
 
     The memory model behind a Nyström fit's up-front budget check
-    (:func:`semiscale.solvers.nystrom.solver_memory`): the ``s × s`` (and ``m × s``) arrays a
-    builder keeps or forms at once, in float64, plus its smallest block.  Blocks beyond the
+    (:func:`semiscale.solvers.nystrom_quadratic.solver_memory`): the ``s × s`` (and ``m × s``)
+    arrays a builder keeps or forms at once, in float64, plus its smallest block.  Blocks beyond the
     smallest are sized by the builder in what the budget has left.
 
     Parameters

@@ -3,7 +3,7 @@
 A manifold-regularization fit is *data*: the points, the targets (one column per output or
 one-vs-rest class), which rows are labeled, the graph Laplacian, the two regularization weights,
 the loss, whether an unpenalised bias is fitted, and the kernel.  Estimators build a
-:class:`ManifoldProblem`; :func:`semiscale.solvers.manifold.solve_manifold` reduces it to a
+:class:`ManifoldProblem`; :func:`semiscale.solvers.newton.solve_manifold` reduces it to a
 sequence of :class:`QuadraticProblem` (one for the squared loss, one per Newton step otherwise),
 each solved by the estimator's *quadratic solver* (exact LapRLS, Nyström-PCG, ...).
 """

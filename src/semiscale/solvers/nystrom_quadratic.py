@@ -10,7 +10,7 @@ side ``rhs`` the restriction of f to the span of ``s`` centers gives (paper 000 
 
 with ``H·α`` evaluated blockwise (eq. 7) by :class:`semiscale.linalg.NystromLapRLSHessian`.  The
 centers are chosen once per fit, before the solver is built, so every Newton step of a
-non-quadratic loss (:mod:`semiscale.solvers.manifold`) uses the same span.
+non-quadratic loss (:mod:`semiscale.solvers.newton`) uses the same span.
 """
 
 from __future__ import annotations
