@@ -1,36 +1,77 @@
-"""The resumable driver of the standalone studies (``semiscale_bench.studies._resumable``)."""
+"""The studies: the harness's driver of a study (``semiscale_bench.harness.study``), and the
+studies' own summaries and reports on records made by hand."""
 
 import json
 
 import pytest
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness import Study, run_benchmark
 
 
-def _study(tmp_path, calls, force=False):
-    def step(records, save):
-        calls.append(len(records))
+def _toy_study(calls):
+    def run_fit(records, save):
+        calls.append(("fit", len(records)))
         if not records:
             records.append({"fit": 1})
             save()
 
-    def write_report(results, out):
-        (out / "README.md").write_text(f"{len(results['records'])} records\n")
+    def run_extra(records, save):
+        calls.append(("extra", len(records)))
 
-    argv = ["--out", str(tmp_path)] + (["--force"] if force else [])
-    return run_study(argv, "a study", (step,), lambda records: {"n": len(records)}, write_report)
+    def write_report(results, out):
+        (out / "README.md").write_text(
+            f"{len(results['records'])} records, summary {results['summary']}\n"
+        )
+
+    return Study(
+        name="toy",
+        steps=(run_fit, run_extra),
+        summarize=lambda records: {"n": len(records)},
+        write_report=write_report,
+    )
 
 
 def test_a_study_records_resumes_and_restarts_on_force(tmp_path):
     calls = []
-    results = _study(tmp_path, calls)
+    study = _toy_study(calls)
+    paths = run_benchmark(study, out=tmp_path, command="semiscale-bench toy --out x")
+    assert paths == [str(tmp_path / "results.json"), str(tmp_path / "README.md")]
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["records"] == [{"fit": 1}] and saved["summary"] == {"n": 1}
-    assert saved["commit"] == results["commit"] and "platform" in saved["machine"]
-    assert (tmp_path / "README.md").read_text() == "1 records\n"
-    _study(tmp_path, calls)  # resumes: the step sees the recorded fit
-    _study(tmp_path, calls, force=True)  # starts again
-    assert calls == [0, 1, 0]
+    assert saved["command"] == "semiscale-bench toy --out x" and "platform" in saved["machine"]
+    assert saved["commit"]
+    assert (tmp_path / "README.md").read_text() == "1 records, summary {'n': 1}\n"
+    run_benchmark(study, out=tmp_path)  # resumes: the step sees the recorded fit
+    run_benchmark(study, out=tmp_path, force=True)  # starts again
+    assert [n for step, n in calls if step == "fit"] == [0, 1, 0]
+
+
+def test_a_study_skips_steps_by_name_and_renders_from_its_records_alone(tmp_path):
+    calls = []
+    study = _toy_study(calls)
+    assert study.step_names == ["fit", "extra"]
+    run_benchmark(study, out=tmp_path, skip=["extra"])
+    assert calls == [("fit", 0)]
+    (tmp_path / "README.md").unlink()
+    before = (tmp_path / "results.json").read_text()
+    assert run_benchmark(study, out=tmp_path, render_only=True) == [str(tmp_path / "README.md")]
+    assert calls == [("fit", 0)]  # no step ran
+    assert (tmp_path / "results.json").read_text() == before
+    assert (tmp_path / "README.md").read_text().startswith("1 records")
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"skip": ["fits"]}, "the steps of study 'toy' are ['fit', 'extra']"),
+        ({"quick": True}, "toy is a study: it has no quick protocol"),
+        ({"datasets": ["usps"]}, "toy is a study: it has no quick protocol and no --datasets"),
+        ({"render_only": True}, "no records in"),
+    ],
+)
+def test_a_study_refuses_what_it_cannot_do(tmp_path, kwargs, message):
+    with pytest.raises((ValueError, FileNotFoundError), match=message.replace("[", r"\[")):
+        run_benchmark(_toy_study([]), out=tmp_path, **kwargs)
 
 
 def test_kernel_floor_model_and_report(tmp_path):

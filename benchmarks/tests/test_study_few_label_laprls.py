@@ -5,8 +5,8 @@ import numpy as np
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
 from semiscale.models import LapRLSClassifier
-from semiscale_bench.studies import few_label_laprls as study
-from semiscale_bench.studies import few_label_laprls_report as study_report
+from semiscale_bench.studies.few_label_laprls import fits as study
+from semiscale_bench.studies.few_label_laprls import report as study_report
 
 
 def test_target_codings_are_centred_and_balanced():

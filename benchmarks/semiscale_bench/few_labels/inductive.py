@@ -16,6 +16,7 @@ from functools import partial
 import numpy as np
 
 from semiscale._progress import silenced
+from semiscale_bench.few_labels.data import draw_labels, load, log_fit, setting
 from semiscale_bench.harness import measured_fit
 from semiscale_bench.harness.runner import estimator_facts
 
@@ -30,8 +31,6 @@ def pool_split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarr
 
 
 def _todo(protocol, store, name) -> list[tuple[int, int, str]]:
-    from semiscale_bench.few_labels import setting
-
     return [
         (t, k, meth)
         for t in range(protocol.repeats_for(name)[0])
@@ -63,7 +62,6 @@ def held_out_record(est, fit, X_test, y_test) -> dict:
 
 def run_inductive(bench, protocol, store, ctx) -> None:
     """Every (dataset, trial, labels per class, method) of the inductive experiment, recorded."""
-    from semiscale_bench.few_labels import draw_labels, load, log_fit, setting
     from semiscale_bench.harness import Sizes
 
     names = [n for n in ctx.datasets if n in protocol.inductive_datasets]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from semiscale_bench.few_labels.data import setting
 from semiscale_bench.harness.report import header, md_table, plan_notes, write_text
 
 #: Generic knobs this benchmark does not use (no train/test split, no centers, no figures).
@@ -47,7 +48,6 @@ def _stats(recs, key):
 
 def _cells(protocol, store, name, experiment="fits"):
     """method -> per_class -> list of successful records of ``experiment``."""
-    from semiscale_bench.few_labels import setting
 
     methods = protocol.inductive_methods if experiment == "inductive" else protocol.methods
     out = {}

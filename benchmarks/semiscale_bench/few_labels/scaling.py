@@ -20,6 +20,7 @@ from functools import partial
 
 import numpy as np
 
+from semiscale_bench.few_labels.data import draw_labels
 from semiscale_bench.harness.child import run_child
 
 __all__ = [
@@ -56,7 +57,6 @@ def current(store, protocol, dataset, method, n):
 def fit_moons(method: str, n: int, noise: float, params: dict) -> dict:
     """Fit ``method`` on two moons of ``n`` points with one label per class; its record."""
     from semiscale.datasets import make_two_moons
-    from semiscale_bench.few_labels import draw_labels
     from semiscale_bench.few_labels.methods import METHODS
     from semiscale_bench.harness import Sizes, measured_fit
     from semiscale_bench.harness.runner import estimator_facts

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from semiscale_bench.few_labels.data import setting
 from semiscale_bench.few_labels.protocol import (
     TARGET_DATASETS,
     TARGET_DEFAULTS,
@@ -38,7 +39,6 @@ REFERENCES_NOTE = (
 
 def mean_seconds(store, experiment, dataset, method, per_class):
     """Mean fit seconds over the successful trials of one cell, or None."""
-    from semiscale_bench.few_labels import setting
 
     values = [
         r["fit_seconds"]
@@ -54,7 +54,6 @@ def _seconds(x) -> str:
 
 def mean_accuracy(store, experiment, dataset, method, per_class):
     """Mean accuracy over the successful trials of one cell, or None when there are none."""
-    from semiscale_bench.few_labels import setting
 
     values = [
         r["accuracy"]

@@ -5,7 +5,9 @@ or a study, listed in :data:`CATALOG`) is a :class:`Benchmark`: a frozen :class:
 (datasets, splits, repeats, per-method :class:`Cap` rules with their reasons, grids), a
 :class:`MethodRegistry` of estimator factories, experiments that fill a :class:`RecordStore`
 (JSON lines keyed by paper, experiment, dataset, method, setting and repeat; reruns skip what is
-recorded) and a renderer that writes the reports from the records and the protocol alone.
+recorded) and a renderer that writes the reports from the records and the protocol alone.  A
+study of the library's own choices is a lighter :class:`Study`: steps that fill one
+``results.json``, and a README written from it.
 """
 
 from semiscale_bench.harness.benchmark import (
@@ -33,6 +35,7 @@ from semiscale_bench.harness.runner import (
     measured_fit,
     run_table,
 )
+from semiscale_bench.harness.study import Study, run_study
 
 __all__ = [
     "CATALOG",
@@ -48,6 +51,7 @@ __all__ = [
     "RunContext",
     "Sizes",
     "Split",
+    "Study",
     "TableSpec",
     "estimator_facts",
     "knob",
@@ -59,5 +63,6 @@ __all__ = [
     "n_labeled",
     "rmse",
     "run_benchmark",
+    "run_study",
     "run_table",
 ]

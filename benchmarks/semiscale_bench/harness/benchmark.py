@@ -23,6 +23,7 @@ from semiscale._progress import progress, ticking
 from semiscale_bench.harness.protocol import Protocol
 from semiscale_bench.harness.records import RecordStore
 from semiscale_bench.harness.registry import MethodRegistry
+from semiscale_bench.harness.study import Study, run_study
 
 __all__ = [
     "CATALOG",
@@ -34,7 +35,32 @@ __all__ = [
     "run_benchmark",
 ]
 
+#: The studies of the library's own choices (modules ``semiscale_bench.studies.NAME``).
+_STUDIES = {
+    "auto_intrinsic_reg": "does intrinsic_reg='auto' still fit the default graph?",
+    "bif_interpolation": "approximate CV (t-BIF) on fits that interpolate their labels",
+    "bif_newton": "does the Newton step fix t-BIF's choices? (paper 004's protocol)",
+    "defaults": "do the estimators' defaults work with only labels given?",
+    "few_label_laprls": "why LapRLS collapses at one label per class; what scaling fixes it",
+    "graph_bandwidth": "which heat-kernel width the default kNN graph should have",
+    "graph_kth_gaussian": "GraphLearning's kth-gaussian weights against the default heat graph",
+    "graph_solvers": "Jacobi- against AMG-preconditioned CG for Laplace and Poisson learning",
+    "graph_weights": "which edge weights carry few labels furthest",
+    "kernel_floor": "one Nyström LapRLS Hessian product against this machine's floor",
+    "label_diffusion": "label diffusion in Nyström LapRLS: how many random-walk steps",
+    "lapsvm_newton": "the primal LapSVM's Newton solve before and after its two speed-ups",
+    "lapsvm_scale": "the primal LapSVM on a9a-sized data",
+    "million_moons": "Laplace and Poisson learning at their defaults on million-point two moons",
+    "nystrom_span": "why Nyström LapRLS trails LabelSpreading inductively on mnist",
+    "out_of_sample": "do the inductive classifiers predict new points as well as unlabeled ones?",
+    "slapcvm_defaults": "SLapCVM at its defaults, and its solve time against the data's size",
+    "slapcvm_exact_qp": "is SLapCVM's shortfall on two moons the CVM's or the formulation's?",
+    "slapcvm_tube": "how SLapCVM's tube width trades sparsity for how far two labels travel",
+}
+
 #: Every benchmark: name -> (module defining ``BENCHMARK``, one line for ``semiscale-bench list``).
+#: ``BENCHMARK`` is a :class:`Benchmark` (a paper's protocol of datasets, methods and repeats)
+#: or, for a study of the library's own choices, a :class:`~semiscale_bench.harness.study.Study`.
 CATALOG = {
     "paper000": (
         "semiscale_bench.paper000",
@@ -57,6 +83,10 @@ CATALOG = {
         "semiscale_bench.paper004",
         "paper 004 (approximate CV, t-BIF): Tables 1-2, t-BIF against exact t-CV, t = 5, 10, 20",
     ),
+    **{
+        name: (f"semiscale_bench.studies.{name}", f"study: {text}")
+        for name, text in _STUDIES.items()
+    },
 }
 
 #: Where a run writes when no folder is given: ``./semiscale-bench/<name>`` in the current
@@ -137,7 +167,7 @@ class RunContext:
             bar.set_postfix_str("", refresh=False)
 
 
-def load_benchmark(name: str) -> Benchmark:
+def load_benchmark(name: str) -> Benchmark | Study:
     """The benchmark called ``name`` (see :data:`CATALOG`; ``few-labels`` is ``few_labels``)."""
     name = name if name in CATALOG else name.replace("-", "_")
     if name not in CATALOG:
@@ -168,14 +198,14 @@ def _logger(name, verbose):
     return log
 
 
-def default_out(bench: Benchmark, quick: bool = False) -> Path:
+def default_out(bench, quick: bool = False) -> Path:
     """The folder a run writes to when none is given (:data:`DEFAULT_OUT`)."""
     root = Path(DEFAULT_OUT)
     return (root / "quick" if quick else root) / bench.name
 
 
 def run_benchmark(
-    bench: Benchmark,
+    bench: Benchmark | Study,
     *,
     datasets=None,
     quick: bool = False,
@@ -188,6 +218,9 @@ def run_benchmark(
     verbose: int = 1,
 ):
     """Run ``bench``'s experiments (skipping recorded work) and render its reports.
+
+    A :class:`~semiscale_bench.harness.study.Study` runs through
+    :func:`~semiscale_bench.harness.study.run_study` (no quick protocol, no datasets to choose).
 
     Parameters
     ----------
@@ -215,6 +248,21 @@ def run_benchmark(
     list of str
         The report files written.
     """
+    if isinstance(bench, Study):
+        if quick or datasets:
+            raise ValueError(
+                f"{bench.name} is a study: it has no quick protocol and no --datasets; run "
+                f"`semiscale-bench {bench.name}` with --out, --force, --skip or --render-only"
+            )
+        return run_study(
+            bench,
+            out or default_out(bench),
+            force=force,
+            skip=skip,
+            render_only=render_only,
+            command=command,
+            verbose=verbose,
+        )
     protocol = bench.quick_protocol if quick else bench.protocol
     unknown = set(protocol.methods) - set(bench.methods)
     if unknown:

@@ -17,7 +17,7 @@ on the unlabeled points.
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
-    SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.auto_intrinsic_reg \\
+    SEMISCALE_DATA=/work/shared/datasets semiscale-bench auto_intrinsic_reg \\
         --out benchmarks/results/auto_intrinsic_reg
 """
 
@@ -28,7 +28,15 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.auto_intrinsic_reg"
+    " --out benchmarks/results/auto_intrinsic_reg"
+)
+
 
 FACTORS = (0.01, 0.1, 1.0, 10.0)
 PER_CLASS = (1, 3, 10)
@@ -116,8 +124,8 @@ def write_report(results, out):
     lines = [
         '# `intrinsic_reg="auto"` = c · (n/l)² on the default graph',
         "",
-        "Produced by `SEMISCALE_DATA=/work/shared/datasets python -m "
-        "semiscale_bench.studies.auto_intrinsic_reg --out benchmarks/results/auto_intrinsic_reg` "
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
         f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
         f"{results['machine']['platform']}, Python {results['machine']['python']}.",
         "",
@@ -144,9 +152,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    run_study(argv, __doc__.split("\n")[0], (run_fits,), summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="auto_intrinsic_reg",
+    steps=(run_fits,),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/auto_intrinsic_reg",
+)

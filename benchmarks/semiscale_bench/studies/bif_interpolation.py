@@ -18,7 +18,7 @@ intrinsic_reg=0.1)``.  Recorded: mean held-out accuracy and seconds.
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
-    SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.bif_interpolation \\
+    SEMISCALE_DATA=/work/shared/datasets semiscale-bench bif_interpolation \\
         --out benchmarks/results/bif_interpolation
 """
 
@@ -29,7 +29,14 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "python -m semiscale_bench.studies.bif_interpolation --out benchmarks/results/bif_interpolation"
+)
+
 
 N_FOLDS = 10
 COLUMNS = (34, 200, 500, "all")
@@ -122,10 +129,11 @@ def write_report(results, out):
     lines = [
         "# Approximate CV on fits that interpolate their labels (issue 14)",
         "",
-        "Produced by `python -m semiscale_bench.studies.bif_interpolation --out "
-        f"benchmarks/results/bif_interpolation` (commit {results['commit']}); protocol in that "
-        f"module's docstring. Machine: {results['machine']['platform']}, Python "
-        f"{results['machine']['python']} (2 cores, shared: seconds are indicative).",
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
+        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
+        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
+        "shared: seconds are indicative).",
         "",
         f"a1a, 1,124 training points (112 labeled), {N_FOLDS} inductive folds; mean held-out "
         "accuracy of each criterion.",
@@ -140,9 +148,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    run_study(argv, __doc__.split("\n")[0], (run,), summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="bif_interpolation",
+    steps=(run,),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/bif_interpolation",
+)

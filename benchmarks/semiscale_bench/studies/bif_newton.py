@@ -22,12 +22,15 @@ merges both), and on paper004's three repeats at t = 20; and a speed benchmark, 
 exact t-CV against the default t-BIF on paper004's larger sets and on exact LapRLS with 1,000
 points (:data:`SPEED_CASES`), in CPU seconds with one BLAS thread.
 
-Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded searches are kept)::
+Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded searches are kept; the
+speed part is the script ``benchmarks/scripts/bif_newton_speed.py``: it needs one BLAS thread
+from the start of the process, and writes ``speed.json``, whose table the README shows)::
 
-    SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.bif_newton \\
+    SEMISCALE_DATA=/work/shared/datasets semiscale-bench bif_newton \\
         --out benchmarks/results/bif_newton
     OPENBLAS_NUM_THREADS=1 SEMISCALE_DATA=/work/shared/datasets \\
-        python -m semiscale_bench.studies.bif_newton speed --out benchmarks/results/bif_newton
+        python benchmarks/scripts/bif_newton_speed.py --out benchmarks/results/bif_newton
+    semiscale-bench bif_newton --render-only --out benchmarks/results/bif_newton
 """
 
 from __future__ import annotations
@@ -39,7 +42,12 @@ from pathlib import Path
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = "python -m semiscale_bench.studies.bif_newton --out benchmarks/results/bif_newton"
+
 
 DATASETS = ("a1a", "fourclass", "german", "madelon", "svmguide3", "splice")
 DATASETS += ("abalone", "housing", "space_ga")
@@ -249,11 +257,12 @@ def write_report(results, out):
     lines = [
         "# t-BIF with Newton steps on paper 004's protocol (issue 14)",
         "",
-        "Produced by `python -m semiscale_bench.studies.bif_newton --out "
-        f"benchmarks/results/bif_newton` (commit {results['commit']}); protocol in that module's "
-        f"docstring. Machine: {results['machine']['platform']}, Python "
-        f"{results['machine']['python']} (2 cores, shared: seconds are indicative). t-CV and "
-        "t-BIF: paper004's records (`benchmarks/results/paper004/`).",
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
+        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
+        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
+        "shared: seconds are indicative). t-CV and t-BIF: paper004's records "
+        "(`benchmarks/results/paper004/`).",
         "",
         "Test error of the chosen point, mean over repeats (classification: %; regression: MSE "
         "on standardized targets), [median search seconds], (repeats), and p of the paired "
@@ -296,6 +305,10 @@ SPEED_CASES = (
 SPEED_FOLDS = (10, 20)
 #: Issue 26's target: t-BIF at least this fraction of the bound t (1 − 1/t)³ faster.
 SPEED_FRACTION = 0.7
+LEGACY_SPEED_COMMAND = (
+    "OPENBLAS_NUM_THREADS=1 python -m semiscale_bench.studies.bif_newton speed --out "
+    "benchmarks/results/bif_newton"
+)
 
 
 def _speed_searches(case, t, seed=0):
@@ -333,9 +346,9 @@ def _speed_searches(case, t, seed=0):
     return cv, bif, split.X_train, observed
 
 
-def speed(out):
+def speed(out, command=None):
     """Time exact t-CV and the default t-BIF on :data:`SPEED_CASES` (one search each, repeat
-    0), writing ``speed.json`` to ``out``."""
+    0), writing ``speed.json`` to ``out``; each row records ``command``."""
     import threadpoolctl
 
     path = Path(out) / "speed.json"
@@ -371,6 +384,7 @@ def speed(out):
                     "bound": bound,
                     "target": SPEED_FRACTION * bound,
                     "same_choice": chosen["cv"] == chosen["bif"],
+                    "command": command,
                     "blas_threads": [
                         info.get("num_threads") for info in threadpoolctl.threadpool_info()
                     ],
@@ -381,16 +395,22 @@ def speed(out):
     return rows
 
 
+def _speed_command(rows) -> str:
+    """The command of the speed rows (rows written before commands were recorded: theirs)."""
+    commands = {r.get("command") or LEGACY_SPEED_COMMAND for r in rows}
+    return "`, `".join(sorted(commands))
+
+
 def _speed_lines(out):
     path = Path(out) / "speed.json"
     if not path.exists():
         return []
+    rows = json.loads(path.read_text())
     lines = [
         "",
         "## Speed (issue 26)",
         "",
-        "`OPENBLAS_NUM_THREADS=1 python -m semiscale_bench.studies.bif_newton speed --out "
-        "benchmarks/results/bif_newton` (one search each, repeat 0). CPU seconds (one BLAS "
+        f"`{_speed_command(rows)}` (one search each, repeat 0). CPU seconds (one BLAS "
         "thread, so that the CPU time is the work done whatever the load of the shared machine;"
         " wall seconds in `speed.json`) of exact t-CV and of `BIFSearchCV()`'s default t-BIF "
         "on the same grid and folds, with the same reuse (graphs, kernel widths and K(X, X) "
@@ -400,7 +420,7 @@ def _speed_lines(out):
         " same choice | verdict |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in json.loads(path.read_text()):
+    for r in rows:
         verdict = "PASS" if r["speedup"] >= r["target"] else "FAIL"
         lines.append(
             f"| {r['case']} | {r['n']} | {r['folds']} | {r['t']} | {r['cv_cpu_seconds']:.1f} | "
@@ -410,17 +430,10 @@ def _speed_lines(out):
     return lines
 
 
-def main(argv=None):
-    import sys
-
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["speed"]:
-        out = Path(argv[argv.index("--out") + 1])
-        out.mkdir(parents=True, exist_ok=True)
-        speed(out)
-        return
-    run_study(argv, __doc__.split("\n")[0], (run,), summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="bif_newton",
+    steps=(run,),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/bif_newton",
+)

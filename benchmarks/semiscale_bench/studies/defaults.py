@@ -25,7 +25,7 @@ Protocol.
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``)::
 
-    python -m semiscale_bench.studies.defaults --out benchmarks/results/defaults
+    semiscale-bench defaults --out benchmarks/results/defaults
 """
 
 from __future__ import annotations
@@ -35,7 +35,12 @@ import time
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = "python -m semiscale_bench.studies.defaults --out benchmarks/results/defaults"
+
 
 MOONS_SEEDS = 20
 MOONS_N = 2000
@@ -290,8 +295,9 @@ def write_report(results, out):
     lines = [
         "# Defaults with only labels given (issue 11)",
         "",
-        "Produced by `python -m semiscale_bench.studies.defaults --out benchmarks/results/defaults`"
-        f" (commit {results['commit']}); protocol in that module's docstring. Machine: "
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
+        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
         f"{results['machine']['platform']}, Python {results['machine']['python']}.",
         "",
         f"## Two moons, n = {MOONS_N}, one label per class, {MOONS_SEEDS} seeds",
@@ -339,15 +345,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    run_study(
-        argv,
-        __doc__.split("\n")[0],
-        (run_moons, run_real, run_regression),
-        summarize,
-        write_report,
-    )
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="defaults",
+    steps=(run_moons, run_real, run_regression),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/defaults",
+)

@@ -18,7 +18,7 @@ width, averaged: ``graph_bandwidth``):
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
-    SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.graph_kth_gaussian \\
+    SEMISCALE_DATA=/work/shared/datasets semiscale-bench graph_kth_gaussian \\
         --out benchmarks/results/graph_kth_gaussian
 """
 
@@ -29,12 +29,20 @@ import warnings
 
 import numpy as np
 
+from semiscale_bench.harness.study import Study, command_of
 from semiscale_bench.studies._graph_study import (
     accuracy_tables,
     fit_digit_graphs,
     summarize_accuracy,
 )
-from semiscale_bench.studies._resumable import run_study
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.graph_kth_gaussian"
+    " --out benchmarks/results/graph_kth_gaussian"
+)
+
 
 DATASETS = ("usps", "mnist")
 PER_CLASS = (1, 3, 10)
@@ -117,8 +125,8 @@ def write_report(results, out):
     lines = [
         '# GraphLearning\'s graph (`weights="kth-gaussian"`) against the default heat graph',
         "",
-        "Produced by `SEMISCALE_DATA=/work/shared/datasets python -m "
-        "semiscale_bench.studies.graph_kth_gaussian --out benchmarks/results/graph_kth_gaussian` "
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
         f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
         f"{results['machine']['platform']}, Python {results['machine']['python']}.",
         "",
@@ -145,9 +153,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    run_study(argv, __doc__.split("\n")[0], (run_digits, run_moons), summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="graph_kth_gaussian",
+    steps=(run_digits, run_moons),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/graph_kth_gaussian",
+)

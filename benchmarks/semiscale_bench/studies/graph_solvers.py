@@ -20,7 +20,7 @@ Protocol.
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
-    SEMISCALE_DATA=/path/to/datasets python -m semiscale_bench.studies.graph_solvers \\
+    SEMISCALE_DATA=/path/to/datasets semiscale-bench graph_solvers \\
         --out benchmarks/results/graph_solvers
 """
 
@@ -31,7 +31,15 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.graph_solvers"
+    " --out benchmarks/results/graph_solvers"
+)
+
 
 MOONS_N = (10_000, 100_000)
 REAL = (("usps", "train"), ("letter", "train"), ("mnist", "test"))
@@ -152,8 +160,8 @@ def write_report(results, out):
         [
             "# Graph-Laplacian solves: Jacobi-preconditioned CG against AMG-preconditioned CG",
             "",
-            "Command: `SEMISCALE_DATA=/work/shared/datasets python -m "
-            "semiscale_bench.studies.graph_solvers --out benchmarks/results/graph_solvers`, "
+            "Command: "
+            f"`{command_of(results, LEGACY_COMMAND)}`, "
             f"commit {results['commit']}, {results['machine']['platform']}, Python "
             f"{results['machine']['python']}, 2 cores (shared; seconds are single runs).",
             "",
@@ -167,15 +175,10 @@ def write_report(results, out):
     (out / "README.md").write_text(text)
 
 
-def main(argv=None):
-    return run_study(
-        argv,
-        "Jacobi- against AMG-preconditioned CG for Laplace and Poisson learning",
-        [run],
-        summarize,
-        write_report,
-    )
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="graph_solvers",
+    steps=(run,),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/graph_solvers",
+)

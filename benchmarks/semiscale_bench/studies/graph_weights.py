@@ -19,7 +19,7 @@ Protocol.
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
-    python -m semiscale_bench.studies.graph_weights --out benchmarks/results/graph_weights
+    semiscale-bench graph_weights --out benchmarks/results/graph_weights
 """
 
 from __future__ import annotations
@@ -30,8 +30,15 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
 from semiscale_bench.studies.defaults import UNLABELED, _accuracy, _labels
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "python -m semiscale_bench.studies.graph_weights --out benchmarks/results/graph_weights"
+)
+
 
 REAL_DATASETS = ("usps", "letter")
 REAL_N = 2000
@@ -171,10 +178,10 @@ def write_report(results, out):
     lines = [
         "# Edge weights for few labels: heat vs self-tuning, plain vs normalized (issue 12)",
         "",
-        "Produced by `python -m semiscale_bench.studies.graph_weights --out "
-        f"benchmarks/results/graph_weights` (commit {results['commit']}); protocol in that "
-        f"module's docstring. Machine: {results['machine']['platform']}, Python "
-        f"{results['machine']['python']}.",
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
+        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
+        f"{results['machine']['platform']}, Python {results['machine']['python']}.",
         "",
         f"Transductive accuracy (%), mean ± std over draws ({REAL_SEEDS} draws of {REAL_N} "
         f"points for the real sets, {MOONS_SEEDS} seeds of two moons, n = {MOONS_N}). Every "
@@ -224,9 +231,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    run_study(argv, __doc__.split("\n")[0], (run,), summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="graph_weights",
+    steps=(run,),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/graph_weights",
+)

@@ -31,7 +31,7 @@ random symmetric 10-regular-ish graph Laplacian (the product's cost depends on n
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; ``--force`` measures again)::
 
-    python -m semiscale_bench.studies.kernel_floor --out benchmarks/results/kernel_floor
+    semiscale-bench kernel_floor --out benchmarks/results/kernel_floor
 """
 
 from __future__ import annotations
@@ -42,7 +42,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "python -m semiscale_bench.studies.kernel_floor --out benchmarks/results/kernel_floor"
+)
+
 
 N_SAMPLES = 200_000
 N_CENTERS = 2_000
@@ -276,11 +283,11 @@ def write_report(results, out):
         [
             "# One Nyström LapRLS Hessian product against the machine's floor",
             "",
-            "Command: `python -m semiscale_bench.studies.kernel_floor --out "
-            f"benchmarks/results/kernel_floor`, commit {results['commit']}, "
-            f"{results['machine']['platform']}, Python {results['machine']['python']}, "
-            f"{f['cores']} cores (a shared machine: floors are medians of {REPEATS}, products "
-            f"medians of {PRODUCT_REPEATS}, same process).",
+            "Command: "
+            f"`{command_of(results, LEGACY_COMMAND)}`, "
+            f"commit {results['commit']}, {results['machine']['platform']}, Python "
+            f"{results['machine']['python']}, {f['cores']} cores (a shared machine: floors are "
+            f"medians of {REPEATS}, products medians of {PRODUCT_REPEATS}, same process).",
             "",
             "Protocol and floor model: the module docstring of "
             "`semiscale/bench/studies/kernel_floor.py`.",
@@ -314,15 +321,10 @@ def write_report(results, out):
     (out / "README.md").write_text(text)
 
 
-def main(argv=None):
-    return run_study(
-        argv,
-        "One Nystrom LapRLS Hessian product against the machine's GEMM, exp and memory floor",
-        [run_floors, run_products],
-        summarize,
-        write_report,
-    )
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="kernel_floor",
+    steps=(run_floors, run_products),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/kernel_floor",
+)

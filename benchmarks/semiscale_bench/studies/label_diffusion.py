@@ -22,7 +22,7 @@ Protocol (the few-labels benchmark's inductive experiment, :mod:`semiscale_bench
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
-    SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.label_diffusion \\
+    SEMISCALE_DATA=/work/shared/datasets semiscale-bench label_diffusion \\
         --out benchmarks/results/label_diffusion
 """
 
@@ -34,7 +34,15 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.label_diffusion"
+    " --out benchmarks/results/label_diffusion"
+)
+
 
 DATASETS = ("usps", "mnist", "letter", "two_moons")
 PER_CLASS = (1, 3, 10)
@@ -136,8 +144,8 @@ def write_report(results, out):
     lines = [
         "# Label diffusion in Nyström LapRLS (issue 12, target (b))",
         "",
-        "Produced by `SEMISCALE_DATA=/work/shared/datasets python -m "
-        "semiscale_bench.studies.label_diffusion --out benchmarks/results/label_diffusion` "
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
         f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
         f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
         "shared: seconds are indicative).",
@@ -171,9 +179,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    run_study(argv, __doc__.split("\n")[0], (run,), summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="label_diffusion",
+    steps=(run,),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/label_diffusion",
+)

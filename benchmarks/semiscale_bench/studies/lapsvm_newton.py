@@ -22,7 +22,7 @@ decision difference from ``"before"`` relative to its largest decision.
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
-    SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.lapsvm_newton \\
+    SEMISCALE_DATA=/work/shared/datasets semiscale-bench lapsvm_newton \\
         --out benchmarks/results/lapsvm_newton
 """
 
@@ -34,7 +34,15 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.lapsvm_newton"
+    " --out benchmarks/results/lapsvm_newton"
+)
+
 
 DATASETS = ("fourclass", "german.numer", "splice", "svmguide3", "a1a", "madelon")
 SIGMAS = (1.0, 16.0, 256.0)
@@ -164,9 +172,9 @@ def write_report(results, out):
     lines = [
         "# The Huber-hinge LapSVM's Newton solve, before and after its speed-ups",
         "",
-        "Produced by `SEMISCALE_DATA=/work/shared/datasets python -m "
-        "semiscale_bench.studies.lapsvm_newton --out benchmarks/results/lapsvm_newton` (commit "
-        f"{results['commit']}); protocol in that module's docstring. Machine: "
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
+        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
         f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
         "shared: seconds are indicative; the variants alternate at each grid point).",
         "",
@@ -192,9 +200,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    run_study(argv, __doc__.split("\n")[0], (run,), summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="lapsvm_newton",
+    steps=(run,),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/lapsvm_newton",
+)

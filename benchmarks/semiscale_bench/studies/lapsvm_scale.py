@@ -24,7 +24,7 @@ One fit per (method, n) after one small warm-up fit in the same process (imports
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
-    SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.lapsvm_scale \\
+    SEMISCALE_DATA=/work/shared/datasets semiscale-bench lapsvm_scale \\
         --out benchmarks/results/lapsvm_scale
 """
 
@@ -35,7 +35,15 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.lapsvm_scale"
+    " --out benchmarks/results/lapsvm_scale"
+)
+
 
 SIZES = (2_000, 5_000, 10_000, 20_000, 48_842)
 N_LABELED = 500
@@ -133,9 +141,9 @@ def write_report(results, out):
     lines = [
         "# The primal LapSVM on a9a-sized data (issue 13)",
         "",
-        "Produced by `SEMISCALE_DATA=/work/shared/datasets python -m "
-        "semiscale_bench.studies.lapsvm_scale --out benchmarks/results/lapsvm_scale` (commit "
-        f"{results['commit']}); protocol in that module's docstring. Machine: "
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
+        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
         f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
         "shared: seconds are indicative).",
         "",
@@ -173,9 +181,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    run_study(argv, __doc__.split("\n")[0], (run,), summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="lapsvm_scale",
+    steps=(run,),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/lapsvm_scale",
+)

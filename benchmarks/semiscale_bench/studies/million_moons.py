@@ -7,12 +7,11 @@ included).  Before the AMG setup inverted edge-less rows alone (``semiscale.solv
 2 crashed inside pyamg (a degree of 3.9e-315 whose inverse overflowed).  One fit per draw and
 estimator, nothing else timing; a failure is recorded with its message, not raised.
 
-Run: ``python -m semiscale_bench.studies.million_moons --out benchmarks/results/million_moons``.
+Run: ``semiscale-bench million_moons --out benchmarks/results/million_moons``.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
@@ -20,7 +19,13 @@ import numpy as np
 from semiscale.datasets import make_two_moons
 from semiscale.models import HarmonicClassifier, PoissonClassifier
 from semiscale_bench.harness.report import md_table
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "python -m semiscale_bench.studies.million_moons --out benchmarks/results/million_moons"
+)
 
 N_POINTS = 1_000_000
 SEEDS = tuple(range(10))
@@ -101,8 +106,7 @@ def _report(results, out):
         "# Laplace and Poisson learning on ten million-point two-moons draws",
         "",
         f"Code {results['commit']}, {results['machine']['platform']}; command: "
-        "`python -m semiscale_bench.studies.million_moons --out "
-        "benchmarks/results/million_moons` (nothing else timing). One label per moon, "
+        f"`{command_of(results, LEGACY_COMMAND)}` (nothing else timing). One label per moon, "
         f"accuracy on the unlabeled points; target ≥ {100 * MIN_ACCURACY:g} % in "
         f"< {MAX_SECONDS:g} s per fit, graph included.",
         "",
@@ -122,9 +126,10 @@ def _report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    return run_study(argv, __doc__.splitlines()[0], [_step], _summarize, _report)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
+BENCHMARK = Study(
+    name="million_moons",
+    steps=(_step,),
+    summarize=_summarize,
+    write_report=_report,
+    results="benchmarks/results/million_moons",
+)

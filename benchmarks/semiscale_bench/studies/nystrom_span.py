@@ -20,7 +20,7 @@ Protocol (the few-labels benchmark's inductive experiment, :mod:`semiscale_bench
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
-    SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.nystrom_span \\
+    SEMISCALE_DATA=/work/shared/datasets semiscale-bench nystrom_span \\
         --out benchmarks/results/nystrom_span
 """
 
@@ -32,7 +32,15 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.nystrom_span"
+    " --out benchmarks/results/nystrom_span"
+)
+
 
 DATASETS = ("usps", "mnist")
 PER_CLASS = (1, 3)
@@ -133,9 +141,9 @@ def write_report(results, out):
     lines = [
         "# Nyström LapRLS inductively: the span of the centers (issue 12, target (b))",
         "",
-        "Produced by `SEMISCALE_DATA=/work/shared/datasets python -m "
-        "semiscale_bench.studies.nystrom_span --out benchmarks/results/nystrom_span` (commit "
-        f"{results['commit']}); protocol in that module's docstring. Machine: "
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
+        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
         f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
         "shared: seconds are indicative).",
         "",
@@ -160,9 +168,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    run_study(argv, __doc__.split("\n")[0], (run,), summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="nystrom_span",
+    steps=(run,),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/nystrom_span",
+)

@@ -21,10 +21,10 @@ Issue 26.  Two parts, run separately (``--steps``) so that only the timed one ho
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
-    SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.out_of_sample \\
-        --out benchmarks/results/out_of_sample --steps accuracy
-    python -m semiscale_bench.studies.out_of_sample --out benchmarks/results/out_of_sample \\
-        --steps timing    # on a quiet machine: it times
+    SEMISCALE_DATA=/work/shared/datasets semiscale-bench out_of_sample \\
+        --out benchmarks/results/out_of_sample --skip timing
+    semiscale-bench out_of_sample --out benchmarks/results/out_of_sample \\
+        --skip accuracy    # on a quiet machine: it times
 """
 
 from __future__ import annotations
@@ -34,7 +34,12 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = "python -m semiscale_bench.studies.out_of_sample"
+
 
 SEEDS = range(5)
 REPEATS = 3
@@ -183,7 +188,8 @@ def write_report(results, out):
     lines = [
         "# Out-of-sample accuracy and speed of the inductive classifiers (issue 26)",
         "",
-        "Produced by `python -m semiscale_bench.studies.out_of_sample` (commit "
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` (commit "
         f"{results['commit']}); protocol in that module's docstring.  Machine: "
         f"{results['machine']['platform']}, Python {results['machine']['python']}.",
         "",
@@ -223,18 +229,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    import sys
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    steps = {"accuracy": run_accuracy, "timing": run_timing}
-    chosen = list(steps)
-    if "--steps" in argv:
-        i = argv.index("--steps")
-        chosen = argv[i + 1].split(",")
-        del argv[i : i + 2]
-    run_study(argv, __doc__.split("\n")[0], [steps[c] for c in chosen], summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="out_of_sample",
+    steps=(run_accuracy, run_timing),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/out_of_sample",
+)

@@ -16,7 +16,7 @@ medians at 10⁵ and 10⁶ (the issue's target: ≤ 0.5).
 
 Run under the timing lock (writes ``results.json`` and ``README.md`` to ``--out``)::
 
-    flock /tmp/w/timing.lock python -m semiscale_bench.studies.slapcvm_defaults \\
+    flock /tmp/w/timing.lock semiscale-bench slapcvm_defaults \\
         --out benchmarks/results/slapcvm_defaults
 """
 
@@ -27,7 +27,15 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "flock /tmp/w/timing.lock python -m semiscale_bench.studies.slapcvm_defaults"
+    " --out benchmarks/results/slapcvm_defaults"
+)
+
 
 SIZES = (100_000, 300_000, 1_000_000)
 DRAWS = 5
@@ -167,11 +175,11 @@ def write_report(results, out):
     lines = [
         "# SLapCVM at its defaults, and its solve time against u (issue 26)",
         "",
-        "Produced by `flock /tmp/w/timing.lock python -m semiscale_bench.studies."
-        f"slapcvm_defaults --out benchmarks/results/slapcvm_defaults` (commit {results['commit']});"
-        f" protocol in that module's docstring. Machine: {results['machine']['platform']}, "
-        f"Python {results['machine']['python']} (2 cores, shared with other work outside the "
-        "timing lock: seconds are indicative).",
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
+        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
+        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
+        "shared with other work outside the timing lock: seconds are indicative).",
         "",
         "| data | method | fits | accuracy on the unlabeled points (%) | median s | max s |",
         "|---|---|---|---|---|---|",
@@ -204,9 +212,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    run_study(argv, __doc__.split("\n")[0], (accuracy, scaling), summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="slapcvm_defaults",
+    steps=(accuracy, scaling),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/slapcvm_defaults",
+)

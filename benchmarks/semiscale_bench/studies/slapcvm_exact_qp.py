@@ -24,7 +24,7 @@ the far end of a moon once ``hops·ε̄·max√w`` exceeds ``|f|`` at the label.
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
-    python -m semiscale_bench.studies.slapcvm_exact_qp --out benchmarks/results/slapcvm_exact_qp
+    semiscale-bench slapcvm_exact_qp --out benchmarks/results/slapcvm_exact_qp
 """
 
 from __future__ import annotations
@@ -34,7 +34,14 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "python -m semiscale_bench.studies.slapcvm_exact_qp --out benchmarks/results/slapcvm_exact_qp"
+)
+
 
 N_TRAIN = 1000
 N_TEST = 2000
@@ -165,10 +172,11 @@ def write_report(results, out):
     lines = [
         "# SLapCVM on two moons: the exact dual (8) against the CVM (issue 13)",
         "",
-        "Produced by `python -m semiscale_bench.studies.slapcvm_exact_qp --out "
-        f"benchmarks/results/slapcvm_exact_qp` (commit {results['commit']}); protocol in that "
-        f"module's docstring. Machine: {results['machine']['platform']}, Python "
-        f"{results['machine']['python']} (2 cores, shared: seconds are indicative).",
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
+        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
+        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
+        "shared: seconds are indicative).",
         "",
         f"Two moons, {N_TRAIN} training points, one label per class, {N_TEST} test points; "
         "`RBF(gamma=4.0)`, the paper's 6-NN graph; θ = r·|E|/m. 'exact QP': SMO over all "
@@ -193,9 +201,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    run_study(argv, __doc__.split("\n")[0], (run,), summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="slapcvm_exact_qp",
+    steps=(run,),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/slapcvm_exact_qp",
+)

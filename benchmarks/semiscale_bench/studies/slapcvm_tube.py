@@ -18,7 +18,7 @@ free), and seconds.
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
 
-    python -m semiscale_bench.studies.slapcvm_tube --out benchmarks/results/slapcvm_tube
+    semiscale-bench slapcvm_tube --out benchmarks/results/slapcvm_tube
 """
 
 from __future__ import annotations
@@ -28,7 +28,14 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.studies._resumable import run_study
+from semiscale_bench.harness.study import Study, command_of
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "python -m semiscale_bench.studies.slapcvm_tube --out benchmarks/results/slapcvm_tube"
+)
+
 
 N_TRAIN = 1000
 N_TEST = 2000
@@ -102,10 +109,11 @@ def write_report(results, out):
     lines = [
         "# SLapCVM's tube: sparsity against how far the labels travel (issue 13)",
         "",
-        "Produced by `python -m semiscale_bench.studies.slapcvm_tube --out "
-        f"benchmarks/results/slapcvm_tube` (commit {results['commit']}); protocol in that "
-        f"module's docstring. Machine: {results['machine']['platform']}, Python "
-        f"{results['machine']['python']} (2 cores, shared: seconds are indicative).",
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
+        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
+        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
+        "shared: seconds are indicative).",
         "",
         f"Two moons, {N_TRAIN} training points, one label per class, {N_TEST} test points; "
         f"C = {C:g}, θ = {EDGE_WEIGHT_RATIO:g}·|E|/m, `RBF(gamma=4.0)`.",
@@ -124,9 +132,10 @@ def write_report(results, out):
     (out / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None):
-    run_study(argv, __doc__.split("\n")[0], (run,), summarize, write_report)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Study(
+    name="slapcvm_tube",
+    steps=(run,),
+    summarize=summarize,
+    write_report=write_report,
+    results="benchmarks/results/slapcvm_tube",
+)

@@ -11,9 +11,10 @@ query ``ef = max(32, 2(k+1))``), float32, squared L2, ``n_jobs`` threads.  pynnd
 call in a process compiles its numba code: its time is reported without that compilation and
 the compilation (a 2,000-point warm-up) separately.
 
-Run (results written to ``--out``, JSON + Markdown)::
+A plain script (not a ``semiscale-bench`` study): a one-off choice of library, made.  Run
+(results written to ``--out``, JSON + Markdown; it needs the libraries installed)::
 
-    python -m semiscale_bench.studies.ann_wheels --out benchmarks/results/ann_wheels
+    python benchmarks/scripts/ann_wheels.py --out benchmarks/results/ann_wheels
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from semiscale_bench.harness.study import commit_hash
+
 LIBRARIES = ("hnswlib", "faiss", "usearch", "voyager", "pynndescent")
 DATASETS = ("usps", "mnist_test", "a9a", "moons_1m")
 M, EF_CONSTRUCTION, EF_SEARCH = 16, 40, 32
+LEGACY_COMMAND = "python -m semiscale_bench.studies.ann_wheels --out benchmarks/results/ann_wheels"
 
 
 def load(name: str) -> np.ndarray:
@@ -171,6 +176,10 @@ def main(argv=None):
         "note": "machine shared with other jobs, timings noisy",
     }
     results["versions"] = {lib: version(lib) for lib in libs}
+    results["command"] = "python benchmarks/scripts/ann_wheels.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    results["commit"] = commit_hash()
     results["params"] = {
         "k": args.k,
         "M": M,
@@ -224,8 +233,9 @@ def write_report(results, out):
     lines = [
         "# Approximate kNN libraries installable from wheels (issue 11)",
         "",
-        "Command: `python -m semiscale_bench.studies.ann_wheels "
-        "--out benchmarks/results/ann_wheels` (see the module docstring).",
+        # the first run recorded neither its command nor its commit: its README names them
+        f"Command: `{results.get('command', LEGACY_COMMAND)}` (see the script's docstring)"
+        + (f", commit {results['commit']}." if "commit" in results else "."),
         "",
         f"Machine: {results['machine']['platform']}, Python {results['machine']['python']}, "
         f"{results['machine']['cpus']} cores, n_jobs = {results['machine']['n_jobs']}. "

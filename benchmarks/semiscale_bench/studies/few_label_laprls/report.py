@@ -1,7 +1,6 @@
 """The report of the few_label_laprls study: its README's tables and the transfer of the rule.
 
-Split from :mod:`semiscale_bench.studies.few_label_laprls` (the protocol and the fits), which
-calls :func:`write_report` at the end of a run.
+The protocol and the fits are in :mod:`.fits`; :func:`write_report` renders its records.
 """
 
 from __future__ import annotations
@@ -10,7 +9,8 @@ import itertools
 
 import numpy as np
 
-from semiscale_bench.studies.few_label_laprls import (
+from semiscale_bench.harness.study import command_of
+from semiscale_bench.studies.few_label_laprls.fits import (
     CODINGS,
     DATASETS,
     FIXED_REGS,
@@ -28,6 +28,12 @@ from semiscale_bench.studies.few_label_laprls import (
     SIZE_RHOS,
     SIZE_RULES,
     SQUARE_CONSTANTS,
+)
+
+#: The command of the records written before the command was recorded with them
+#: (:func:`~semiscale_bench.harness.study.command_of`).
+LEGACY_COMMAND = (
+    "python -m semiscale_bench.studies.few_label_laprls --out benchmarks/results/few_label_laprls"
 )
 
 
@@ -48,12 +54,12 @@ def write_report(results, out):
         "# LapRLS with few labels: codings, balancing and the scaling of intrinsic_reg "
         "(issue 12, part 3)",
         "",
-        "Produced by `python -m semiscale_bench.studies.few_label_laprls --out "
-        f"benchmarks/results/few_label_laprls` (commit {results['commit']}); protocol in that "
-        f"module's docstring. Machine: {results['machine']['platform']}, Python "
-        f"{results['machine']['python']} (2 cores, shared). Transductive accuracy (%) on the "
-        "unlabeled points, mean over draws. ρ is `intrinsic_reg · l / n` (l labeled points, "
-        "n points).",
+        "Produced by "
+        f"`{command_of(results, LEGACY_COMMAND)}` "
+        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
+        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
+        "shared). Transductive accuracy (%) on the unlabeled points, mean over draws. ρ is "
+        "`intrinsic_reg · l / n` (l labeled points, n points).",
         "",
     ]
     grid = [s for s in summary if s["step"] == "grid"]

@@ -53,7 +53,9 @@ Protocol.
 Accuracy is transductive, on the unlabeled points.  Run (writes ``results.json`` and
 ``README.md`` to ``--out``; recorded fits are kept)::
 
-    python -m semiscale_bench.studies.few_label_laprls --out benchmarks/results/few_label_laprls
+    semiscale-bench few_label_laprls --out benchmarks/results/few_label_laprls
+
+The steps and the summary are here; the README is written by :mod:`.report`.
 """
 
 from __future__ import annotations
@@ -63,8 +65,6 @@ import time
 import warnings
 
 import numpy as np
-
-from semiscale_bench.studies._resumable import run_study
 
 UNLABELED = -1
 REAL_DATASETS = ("usps", "letter")
@@ -587,19 +587,3 @@ def summarize(records):
         }
         for key, acc in groups.items()
     ]
-
-
-def main(argv=None):
-    from semiscale_bench.studies.few_label_laprls_report import write_report
-
-    run_study(
-        argv,
-        __doc__.split("\n")[0],
-        (run_grid, run_sizes, run_rules, run_full),
-        summarize,
-        write_report,
-    )
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,163 @@
+"""A study: fits recorded in one ``results.json``, then summarized into its README.
+
+The lighter kind of benchmark, for a question about the library's own defaults or algorithms
+rather than a paper's tables: no datasets-by-methods protocol, but a few steps that each fit
+what is not yet recorded.  It runs with the same command as a reproduction
+(``semiscale-bench NAME``, see :data:`~semiscale_bench.harness.benchmark.CATALOG`) and the same
+options: ``--out`` (default ``./semiscale-bench/NAME``), ``--force`` (start again), ``--skip``
+(steps not to run this time), ``--render-only`` (rewrite the README from the records).
+
+A step is ``step(records, save)``: it appends one dict per fit to ``records`` and calls
+``save()`` after each, so an interrupted run resumes where it stopped.  At the end
+``summarize(records)`` is stored as ``results["summary"]`` and ``write_report(results, out)``
+writes the README from ``results`` alone (records, summary, machine, commit, command).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from semiscale._progress import log as progress_log
+
+__all__ = ["Study", "command_of", "commit_hash", "run_study"]
+
+
+def commit_hash() -> str:
+    """The short hash of the HEAD of the checkout this code runs from (``"unknown"`` outside)."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
+def step_name(step: Callable) -> str:
+    """The name ``--skip`` knows a step by: its function's name without ``run_`` or ``_``."""
+    return step.__name__.lstrip("_").removeprefix("run_")
+
+
+@dataclass(frozen=True)
+class Study:
+    """One study.
+
+    Parameters
+    ----------
+    name : str
+        Its name in the catalog and on the command line.
+    steps : tuple of callable
+        ``step(records, save)`` in order; each skips the fits already in ``records``.
+    summarize : callable
+        ``summarize(records) -> summary`` (JSON-able), stored beside the records.
+    write_report : callable
+        ``write_report(results, out)``: the README (and any figure) in folder ``out``.
+    results : str
+        The repository folder of its committed results (``benchmarks/results/NAME``).
+    """
+
+    name: str
+    steps: tuple
+    summarize: Callable
+    write_report: Callable
+    results: str = field(default="")
+
+    @property
+    def step_names(self) -> list[str]:
+        return [step_name(step) for step in self.steps]
+
+
+def run_study(
+    study: Study,
+    out,
+    *,
+    force: bool = False,
+    skip=(),
+    render_only: bool = False,
+    command: str | None = None,
+    verbose: int = 1,
+) -> list[str]:
+    """Run ``study``'s steps into ``out / "results.json"`` (resuming), then write its README.
+
+    Parameters
+    ----------
+    out : path-like
+        The study's folder: ``results.json`` (records, summary, machine, commit, command) and
+        the report.
+    force : bool
+        Drop the recorded fits and start again.
+    skip : iterable of str
+        Steps not to run this time (:attr:`Study.step_names`).
+    render_only : bool
+        Only rewrite the report from the recorded fits (``results.json`` is left as it is).
+    command : str, optional
+        The command line recorded with the results.
+
+    Returns
+    -------
+    list of str
+        The files written.
+    """
+    unknown = set(skip) - set(study.step_names)
+    if unknown:
+        raise ValueError(
+            f"cannot skip {sorted(unknown)}: the steps of study {study.name!r} are "
+            f"{study.step_names}"
+        )
+    out = Path(out)
+    path = out / "results.json"
+    if render_only:
+        if not path.exists():
+            raise FileNotFoundError(
+                f"--render-only: no records in {path}; run `semiscale-bench {study.name} "
+                f"--out {out}` first"
+            )
+        results = json.loads(path.read_text())
+        results["summary"] = study.summarize(results["records"])
+        study.write_report(results, out)
+        return [str(out / "README.md")]
+    out.mkdir(parents=True, exist_ok=True)
+    records = [] if force or not path.exists() else json.loads(path.read_text())["records"]
+    results = {
+        "machine": {"platform": platform.platform(), "python": platform.python_version()},
+        "commit": commit_hash(),
+        "command": command or f"semiscale-bench {study.name} --out {out}",
+        "records": records,
+    }
+
+    def save():
+        path.write_text(json.dumps(results, indent=1))
+
+    for step in study.steps:
+        if step_name(step) not in skip:
+            start = time.perf_counter()
+            step(records, save)
+            progress_log(
+                f"[bench {study.name} {time.strftime('%H:%M:%S')}] {step_name(step)}: "
+                f"{time.perf_counter() - start:.0f} s",
+                verbose,
+            )
+    results["summary"] = study.summarize(records)
+    save()
+    study.write_report(results, out)
+    return [str(path), str(out / "README.md")]
+
+
+def command_of(results: dict, legacy: str) -> str:
+    """The command line recorded with ``results``; ``legacy`` for records older than that field.
+
+    Records written before the studies joined ``semiscale-bench`` hold no command: their
+    README keeps naming the command that produced them.
+    """
+    return results.get("command", legacy)
