@@ -36,3 +36,49 @@ def test_list_names_every_benchmark(capsys):
 def test_an_unknown_benchmark_is_an_error_naming_the_list(capsys):
     assert main(["no-such-paper", "--quick"]) == 2
     assert "semiscale-bench: error:" in capsys.readouterr().err
+
+
+def _documented(pattern):
+    """``(file, command)`` for every match of ``pattern`` in the docs that tell how to rerun."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    files = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    files += sorted((root / "benchmarks" / "results").glob("*/README.md"))
+    found = []
+    for path in files:
+        text = re.sub(r"\\\n\s*", " ", path.read_text())  # shell line continuations
+        found += [(path.name, m) for m in re.findall(pattern, text)]
+    assert found, pattern
+    return found
+
+
+def test_every_documented_bench_command_names_a_benchmark_and_its_options():
+    import shlex
+
+    from semiscale_bench.cli import _ALIASES, build_parser
+    from semiscale_bench.harness import Study, load_benchmark
+
+    for where, command in _documented(r"semiscale-bench [^`\n]*"):
+        words = shlex.split(command.split("#")[0].replace("[", "").replace("]", ""))[1:]
+        if not words or any(w in ("NAME", "DIR", "a,b") for w in words):
+            continue  # a template
+        args = build_parser().parse_args(words)
+        if args.benchmark == "list":
+            continue
+        bench = load_benchmark(_ALIASES.get(args.benchmark, args.benchmark))
+        steps = bench.step_names if isinstance(bench, Study) else dict(bench.experiments)
+        for step in args.skip.split(",") if args.skip else ():
+            assert step in steps, (where, command)
+        if isinstance(bench, Study):
+            assert not (args.quick or args.datasets), (where, command)
+
+
+def test_every_documented_script_exists():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    for where, script in _documented(r"python (benchmarks/scripts/\w+\.py)"):
+        if script != "benchmarks/scripts/NAME.py":
+            assert (root / script).is_file(), (where, script)

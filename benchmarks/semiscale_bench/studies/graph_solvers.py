@@ -165,8 +165,9 @@ def write_report(results, out):
             f"commit {results['commit']}, {results['machine']['platform']}, Python "
             f"{results['machine']['python']}, 2 cores (shared; seconds are single runs).",
             "",
-            "Protocol: the module docstring of `semiscale/bench/studies/graph_solvers.py`: "
-            "the default `KNNGraph()`, tol the relative residual at which CG stops.",
+            "Protocol: the module docstring of "
+            "`benchmarks/semiscale_bench/studies/graph_solvers.py`: the default `KNNGraph()`, "
+            "tol the relative residual at which CG stops.",
             "",
             *rows,
             "",

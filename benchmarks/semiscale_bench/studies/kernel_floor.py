@@ -290,7 +290,7 @@ def write_report(results, out):
             f"medians of {REPEATS}, products medians of {PRODUCT_REPEATS}, same process).",
             "",
             "Protocol and floor model: the module docstring of "
-            "`semiscale/bench/studies/kernel_floor.py`.",
+            "`benchmarks/semiscale_bench/studies/kernel_floor.py`.",
             "",
             f"Measured floors ({f['cores']} cores together): float64 GEMM "
             f"{f['gemm_gflops']:.0f} GFLOP/s; `np.exp` {f['exp_per_s'] / 1e9:.2f} G/s in float64, "
