@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.optimize import minimize
 
 
 def rbf_gram(A, B, gamma):
@@ -131,3 +132,39 @@ def dense_nystrom_laprls_hessian(
     if laplacian is not None and intrinsic_lambda > 0:
         H += intrinsic_lambda * (K_ns.T @ np.asarray(laplacian @ K_ns))
     return (H + H.T) / 2
+
+
+def manifold_objective_minimum(
+    X, y, labeled, L, loss, lam_a, lam_i, kernel, centers=None, intercept=False
+):
+    """Minimum of Σ_labeled loss + λ_A αᵀK_ssα + λ_I fᵀLf over (α, b), by L-BFGS (small n).
+
+    ``f = K_ns α + b`` over the ``centers`` (row indices; None: every point), ``b = 0`` without
+    ``intercept``, ``L`` a Laplacian or None (no graph term).  Returns ``(minimum, fun)`` with
+    ``fun(np.append(α, b))`` → ``(value, gradient)``, to evaluate a solver's answer on the same
+    objective.
+    """
+    C = X if centers is None else X[centers]
+    K_ns, K_ss = kernel(X, C), kernel(C, C)
+    lab = np.flatnonzero(labeled)
+    L = sp.csr_matrix((X.shape[0], X.shape[0])) if L is None else L
+
+    def fun(theta):
+        alpha, b = theta[:-1], theta[-1] if intercept else 0.0
+        f = K_ns @ alpha + b
+        Lf = L @ f
+        value = loss.value(y[lab], f[lab]).sum() + lam_a * alpha @ K_ss @ alpha + lam_i * f @ Lf
+        g_f = np.zeros_like(f)
+        g_f[lab] = loss.derivative(y[lab], f[lab])
+        g_f += 2 * lam_i * Lf
+        grad = np.append(K_ns.T @ g_f + 2 * lam_a * K_ss @ alpha, g_f.sum() if intercept else 0.0)
+        return value, grad
+
+    result = minimize(
+        fun,
+        np.zeros(C.shape[0] + 1),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-10},
+    )
+    return result.fun, fun

@@ -1,9 +1,9 @@
-"""Write ``refactor_reference.npz``: predictions of the estimators on fixed problems.
+"""Write ``pinned_predictions.npz``: the estimators' predictions on the fixed problems.
 
 Run once, at commit cd044e2 (before issue 10's core refactor), with one BLAS thread, from the
 repository root: ``OPENBLAS_NUM_THREADS=1 PYTHONPATH=<cd044e2 checkout>/src python
-tests/data/make_refactor_reference.py``.
-``tests/test_refactor_reference.py`` checks that today's code predicts the same to 1e-10.
+tests/data/make_pinned_predictions.py``.
+``tests/test_pinned_predictions.py`` checks that today's code predicts the same to 1e-10.
 """
 
 from __future__ import annotations
@@ -29,4 +29,4 @@ if __name__ == "__main__":
         )
         out[f"{name}/transduction"] = np.asarray(est.transduction_)
         print(name, est.n_iter_)
-    np.savez_compressed(Path(__file__).with_name("refactor_reference.npz"), **out)
+    np.savez_compressed(Path(__file__).with_name("pinned_predictions.npz"), **out)

@@ -1,6 +1,7 @@
-"""Predictions on fixed problems are unchanged, to 1e-10, since commit cd044e2 (issue 10).
+"""Pinned predictions: the estimators' answers on the fixed problems of
+:mod:`reference_problems` are those of commit cd044e2 (issue 10), to 1e-10.
 
-The reference arrays were written by ``tests/data/make_refactor_reference.py`` run against the
+The reference arrays were written by ``tests/data/make_pinned_predictions.py`` run against the
 code of commit cd044e2, before the estimator core moved onto the loss-agnostic fit path and the
 array-operations layer.
 
@@ -29,7 +30,7 @@ import pytest
 
 from reference_problems import CASES, build, problem
 
-REFERENCE = np.load(Path(__file__).parent / "data" / "refactor_reference.npz")
+REFERENCE = np.load(Path(__file__).parent / "data" / "pinned_predictions.npz")
 
 
 @pytest.fixture(autouse=True)
