@@ -168,3 +168,22 @@ def manifold_objective_minimum(
         options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-10},
     )
     return result.fun, fun
+
+
+def dense_harmonic(L, y_ssl, n_classes):
+    """Laplace learning's unlabeled rows: ``F_u`` solving ``L_uu F_u = −L_ul Y_l`` (dense ``L``)."""
+    lab, unl = y_ssl >= 0, y_ssl < 0
+    Y = np.eye(n_classes)[y_ssl[lab]]
+    return np.linalg.solve(L[np.ix_(unl, unl)], -L[np.ix_(unl, lab)] @ Y)
+
+
+def dense_poisson(L, y_ssl, n_classes):
+    """Poisson learning by the pseudo-inverse of the dense ``L``: ``U = L⁺ B``, normalized to
+    ``Σ_i d_i U_ic = 0`` (Calder et al.), ``B`` the labeled rows' centred one-hot sources."""
+    lab = np.flatnonzero(y_ssl >= 0)
+    Y = np.eye(n_classes)[y_ssl[lab]]
+    B = np.zeros((L.shape[0], n_classes))
+    B[lab] = Y - Y.mean(axis=0)
+    U = np.linalg.pinv(L) @ B
+    d = np.diag(L)
+    return U - d @ U / d.sum()

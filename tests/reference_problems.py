@@ -1,8 +1,16 @@
-"""Fixed problems whose predictions must not change across refactors (tests/data/)."""
+"""Named problems shared by tests.
+
+``CASES``: the fixed problems whose predictions are pinned (``tests/test_pinned_predictions.py``,
+``tests/data/``).  Below them, a small gallery of toy problems that several test files build the
+same way (labels hidden per class, Gaussian blobs on a circle with their graph, a heat-kernel
+kNN Laplacian); a test that needs one of these imports it rather than rebuilding it.
+"""
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.neighbors import kneighbors_graph
 
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
@@ -110,3 +118,50 @@ def problem(name):
     lab = rng.choice(250, 30, replace=False)
     y_ssl[lab] = y[lab]
     return X, y_ssl, rng.uniform(-1, 1, size=(40, 3))
+
+
+# --------------------------------------------------------------------------- the gallery
+def hide_labels(y, per_class, seed=0, marker=-1):
+    """``y`` with all but ``per_class`` labels of each class (drawn at random) set to ``marker``."""
+    rng = np.random.default_rng(seed)
+    y_ssl = np.full_like(y, marker)
+    for c in np.unique(y):
+        keep = rng.choice(np.flatnonzero(y == c), per_class, replace=False)
+        y_ssl[keep] = c
+    return y_ssl
+
+
+def two_moons_ssl(n, per_class, noise=0.1, seed=0):
+    """``(X, y, y_ssl)``: two moons with ``per_class`` labels of each moon, the rest ``-1``."""
+    X, y = make_two_moons(n, noise=noise, random_state=seed)
+    return X, y, hide_labels(y, per_class, seed)
+
+
+def blobs(n_per_class=60, n_classes=3, seed=0, spread=0.9):
+    """``(X, y)``: ``n_classes`` Gaussian blobs of width ``spread`` on a circle of radius 4."""
+    rng = np.random.default_rng(seed)
+    centers = 4.0 * np.c_[np.cos(np.arange(n_classes)), np.sin(np.arange(n_classes))]
+    X = np.concatenate([c + spread * rng.standard_normal((n_per_class, 2)) for c in centers])
+    y = np.repeat(np.arange(n_classes), n_per_class)
+    return X, y
+
+
+def blobs_graph_and_labels(n_per_class=60, n_classes=3, per_class=2, seed=0, k=8):
+    """``(X, y, y_ssl, L)``: :func:`blobs`, ``per_class`` labels each, the default kNN graph's
+    Laplacian (connected, dense ndarray)."""
+    X, y = blobs(n_per_class, n_classes, seed)
+    graph = KNNGraph(n_neighbors=k).fit(X)
+    assert graph.n_components_ == 1
+    return X, y, hide_labels(y, per_class, seed), graph.laplacian_.toarray()
+
+
+def heat_laplacian(X, k=6, normalized=False):
+    """Laplacian of the symmetrized ``k``-NN graph with heat weights ``exp(−d²/4)`` (CSR)."""
+    W = kneighbors_graph(X, k, mode="distance")
+    W.data = np.exp(-(W.data**2) / 4)
+    W = W.maximum(W.T).tocsr()
+    d = np.asarray(W.sum(axis=1)).ravel()
+    if normalized:
+        s = sp.diags(1 / np.sqrt(d))
+        return (sp.eye(W.shape[0]) - s @ W @ s).tocsr()
+    return (sp.diags(d) - W).tocsr()

@@ -2,7 +2,7 @@
 
 Dense references: ``M⁻¹`` formed column by column must be symmetric positive definite (the
 condition for preconditioned CG); Laplace and Poisson learning with ``solver="amg"`` must equal
-the dense solves of ``tests/test_graph_learning.py``.
+the dense solves of ``tests/oracles.py``.
 """
 
 import numpy as np
@@ -10,12 +10,13 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from oracles import dense_harmonic, dense_poisson
+from reference_problems import blobs_graph_and_labels, hide_labels
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
 from semiscale.models import HarmonicClassifier, PoissonClassifier
 from semiscale.models.graph_learning import AMG_MIN_SIZE
 from semiscale.solvers.amg import AMGPreconditioner
-from test_graph_learning import _dense_poisson, _graph_and_labels, _hide
 
 
 def _dense_inverse(M, n):
@@ -23,7 +24,7 @@ def _dense_inverse(M, n):
 
 
 def test_the_preconditioner_is_symmetric_positive_definite_on_a_sub_laplacian():
-    _, _, y_ssl, L = _graph_and_labels(n_per_class=120, n_classes=3)
+    _, _, y_ssl, L = blobs_graph_and_labels(n_per_class=120, n_classes=3)
     free = y_ssl < 0
     A = sp.csr_matrix(L[np.ix_(free, free)])
     Minv = _dense_inverse(AMGPreconditioner(A), A.shape[0])
@@ -32,7 +33,7 @@ def test_the_preconditioner_is_symmetric_positive_definite_on_a_sub_laplacian():
 
 
 def test_the_preconditioner_is_positive_on_the_range_of_a_singular_laplacian():
-    _, _, _, L = _graph_and_labels(n_per_class=100, n_classes=2)
+    _, _, _, L = blobs_graph_and_labels(n_per_class=100, n_classes=2)
     Minv = _dense_inverse(AMGPreconditioner(sp.csr_matrix(L)), L.shape[0])
     np.testing.assert_allclose(Minv, Minv.T, atol=1e-10 * np.abs(Minv).max())
     # on zero-sum vectors (the range of L, where Poisson learning's sources live)
@@ -42,7 +43,7 @@ def test_the_preconditioner_is_positive_on_the_range_of_a_singular_laplacian():
 
 
 def test_a_vector_and_a_block_give_the_same_columns():
-    _, _, _, L = _graph_and_labels(n_per_class=50, n_classes=2)
+    _, _, _, L = blobs_graph_and_labels(n_per_class=50, n_classes=2)
     M = AMGPreconditioner(sp.csr_matrix(L + 0.01 * np.eye(L.shape[0])))
     V = np.random.default_rng(0).standard_normal((L.shape[0], 3))
     np.testing.assert_allclose(M.apply(V)[:, 1], M.apply(V[:, 1]))
@@ -65,7 +66,7 @@ def _with_faint_points(L, points, weight):
 def test_underflowing_weights_do_not_make_the_hierarchy_nan():
     # heat weights of outliers underflow to 1e-300: the rows of such points must not turn the
     # coarse operators into NaN (they did before DROP_TOL and SHIFT)
-    _, _, _, L = _graph_and_labels(n_per_class=150, n_classes=2)
+    _, _, _, L = blobs_graph_and_labels(n_per_class=150, n_classes=2)
     A = _with_faint_points(L, range(0, 300, 37), 1e-300)  # their edges almost vanish
     M = AMGPreconditioner(A)
     for level in M.hierarchy.levels:
@@ -77,7 +78,7 @@ def test_a_degree_below_one_over_the_largest_float_does_not_make_the_setup_nan()
     # a million two-moons points (seed 2) gave a point of degree 3.9e-315, whose 1/d overflows
     # to inf inside pyamg's evolution strength; such a row keeps no edge in P and is inverted
     # alone
-    _, y, y_ssl, L = _graph_and_labels(n_per_class=400, n_classes=2)
+    _, y, y_ssl, L = blobs_graph_and_labels(n_per_class=400, n_classes=2)
     A = _with_faint_points(L, [5], 1e-317)
     assert 0 < A.diagonal()[5] < 1 / np.finfo(float).max
     M = AMGPreconditioner(A)
@@ -100,7 +101,7 @@ def test_a_degree_below_one_over_the_largest_float_does_not_make_the_setup_nan()
 def test_the_hierarchy_is_reproducible_and_leaves_the_global_generator_alone():
     # pyamg's spectral-radius estimates start from np.random vectors: unseeded, two setups on
     # one matrix gave different V-cycles (and 37 vs 52 CG iterations on a million points)
-    _, _, _, L = _graph_and_labels(n_per_class=400, n_classes=2)
+    _, _, _, L = blobs_graph_and_labels(n_per_class=400, n_classes=2)
     A = sp.csr_matrix(L + 1e-3 * sp.eye(L.shape[0]))
     v = np.random.default_rng(0).standard_normal(A.shape[0])
     np.random.seed(123)  # noqa: NPY002 - the legacy generator pyamg reads
@@ -119,12 +120,10 @@ def test_a_non_positive_diagonal_is_refused_with_the_fix():
 
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_harmonic_with_amg_equals_a_dense_solve(n_classes):
-    X, y, y_ssl, L = _graph_and_labels(n_per_class=240 // n_classes, n_classes=n_classes)
+    X, y, y_ssl, L = blobs_graph_and_labels(n_per_class=240 // n_classes, n_classes=n_classes)
     model = HarmonicClassifier(solver="amg", tol=1e-12).fit(X, y_ssl, laplacian=sp.csr_matrix(L))
-    lab, unl = y_ssl >= 0, y_ssl < 0
-    Y = np.eye(n_classes)[y_ssl[lab]]
-    F_u = np.linalg.solve(L[np.ix_(unl, unl)], -L[np.ix_(unl, lab)] @ Y)
-    np.testing.assert_allclose(model.label_distributions_[unl], F_u, atol=1e-9)
+    F_u = dense_harmonic(L, y_ssl, n_classes)
+    np.testing.assert_allclose(model.label_distributions_[y_ssl < 0], F_u, atol=1e-9)
     assert model.solver_ == "amg"
     jacobi = HarmonicClassifier(solver="cg", tol=1e-12).fit(X, y_ssl, laplacian=sp.csr_matrix(L))
     assert jacobi.solver_ == "cg" and model.n_iter_ < jacobi.n_iter_
@@ -132,23 +131,22 @@ def test_harmonic_with_amg_equals_a_dense_solve(n_classes):
 
 @pytest.mark.parametrize("n_classes", [2, 4])
 def test_poisson_with_amg_equals_a_dense_pseudo_inverse_solve(n_classes):
-    X, y, y_ssl, L = _graph_and_labels(n_per_class=240 // n_classes, n_classes=n_classes)
+    X, y, y_ssl, L = blobs_graph_and_labels(n_per_class=240 // n_classes, n_classes=n_classes)
     model = PoissonClassifier(solver="amg", tol=1e-12).fit(X, y_ssl, laplacian=sp.csr_matrix(L))
-    U = _dense_poisson(L, y_ssl, n_classes)
+    U = dense_poisson(L, y_ssl, n_classes)
     np.testing.assert_allclose(model.scores_, U, atol=1e-9 * np.abs(U).max())
     assert model.residuals_.shape[1] == n_classes - 1  # the last column is not solved
 
 
 def test_harmonic_on_a_normalized_laplacian_solves_every_column():
     X, y = make_two_moons(200, noise=0.05, random_state=0)
-    y_ssl = _hide(y, 2)
+    y_ssl = hide_labels(y, 2)
     model = HarmonicClassifier(graph=KNNGraph(normalized=True), tol=1e-10).fit(X, y_ssl)
     # the constants are not harmonic for I - D^-1/2 W D^-1/2: no column is inferred
     assert model.residuals_.shape[1] == 2
     L = model.graph_.laplacian_.toarray()
-    lab, unl = y_ssl >= 0, y_ssl < 0
-    F_u = np.linalg.solve(L[np.ix_(unl, unl)], -L[np.ix_(unl, lab)] @ np.eye(2)[y_ssl[lab]])
-    np.testing.assert_allclose(model.label_distributions_[unl], F_u, atol=1e-7)
+    F_u = dense_harmonic(L, y_ssl, 2)
+    np.testing.assert_allclose(model.label_distributions_[y_ssl < 0], F_u, atol=1e-7)
 
 
 @pytest.mark.parametrize("Estimator", [HarmonicClassifier, PoissonClassifier])
@@ -156,22 +154,22 @@ def test_auto_takes_amg_from_its_threshold_on(Estimator, monkeypatch):
     assert AMG_MIN_SIZE == 50_000  # the measured crossover (benchmarks/results/graph_solvers/)
     monkeypatch.setattr("semiscale.models.graph_learning.AMG_MIN_SIZE", 1000)
     X, y = make_two_moons(1010, noise=0.1, random_state=0)
-    y_ssl = _hide(y, 1)
+    y_ssl = hide_labels(y, 1)
     model = Estimator().fit(X, y_ssl)
     assert model.solver_ == "amg" and model.n_iter_ < 50
     assert (model.transduction_ == y).mean() > 0.99
-    small = Estimator().fit(X[:990], _hide(y[:990], 1))
+    small = Estimator().fit(X[:990], hide_labels(y[:990], 1))
     assert small.solver_ == "cg"
 
 
 def test_solver_is_validated():
     X, y = make_two_moons(50, random_state=0)
     with pytest.raises(ValueError, match="solver"):
-        PoissonClassifier(solver="multigrid").fit(X, _hide(y, 1))
+        PoissonClassifier(solver="multigrid").fit(X, hide_labels(y, 1))
 
 
 def test_an_amg_solve_without_max_iter_is_capped(monkeypatch):
-    X, y, y_ssl, L = _graph_and_labels(n_per_class=100, n_classes=2)
+    X, y, y_ssl, L = blobs_graph_and_labels(n_per_class=100, n_classes=2)
     L = sp.csr_matrix(L)
     monkeypatch.setattr("semiscale.models.graph_learning.AMG_MAX_ITER", 2)
     with pytest.warns(ConvergenceWarning, match="after 2 iterations"):

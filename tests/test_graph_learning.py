@@ -1,8 +1,8 @@
 """Laplace learning (HarmonicClassifier) and Poisson learning (PoissonClassifier).
 
-Dense references: the harmonic solution by ``numpy.linalg.solve`` of ``L_uu F_u = −L_ul Y_l``,
-Poisson learning by the pseudo-inverse of ``L`` with Calder et al.'s normalization
-``Σ_i d_i U_ic = 0``.
+Dense references (``tests/oracles.py``): the harmonic solution by ``numpy.linalg.solve`` of
+``L_uu F_u = −L_ul Y_l``, Poisson learning by the pseudo-inverse of ``L`` with Calder et al.'s
+normalization ``Σ_i d_i U_ic = 0``.
 """
 
 import ast
@@ -14,6 +14,8 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from oracles import dense_harmonic, dense_poisson
+from reference_problems import blobs, blobs_graph_and_labels, hide_labels
 from semiscale.datasets import make_two_moons
 from semiscale.graph import DisconnectedGraphWarning, KNNGraph, PrecomputedGraph, laplacian
 from semiscale.models import HarmonicClassifier, PoissonClassifier
@@ -23,40 +25,16 @@ from sklearn_checks import DEFAULT_OBJECTS_XFAIL
 ESTIMATORS = (HarmonicClassifier, PoissonClassifier)
 
 
-def _blobs(n_per_class=60, n_classes=3, seed=0, spread=0.9):
-    rng = np.random.default_rng(seed)
-    centers = 4.0 * np.c_[np.cos(np.arange(n_classes)), np.sin(np.arange(n_classes))]
-    X = np.concatenate([c + spread * rng.standard_normal((n_per_class, 2)) for c in centers])
-    y = np.repeat(np.arange(n_classes), n_per_class)
-    return X, y
-
-
-def _hide(y, per_class, seed=0, marker=-1):
-    rng = np.random.default_rng(seed)
-    y_ssl = np.full_like(y, marker)
-    for c in np.unique(y):
-        keep = rng.choice(np.flatnonzero(y == c), per_class, replace=False)
-        y_ssl[keep] = c
-    return y_ssl
-
-
-def _graph_and_labels(n_per_class=60, n_classes=3, per_class=2, seed=0, k=8):
-    X, y = _blobs(n_per_class, n_classes, seed)
-    graph = KNNGraph(n_neighbors=k).fit(X)
-    assert graph.n_components_ == 1
-    return X, y, _hide(y, per_class, seed), graph.laplacian_.toarray()
-
-
 # ------------------------------------------------------------------ dense references
 @pytest.mark.parametrize("n_classes", [2, 3, 5])
 def test_harmonic_equals_a_dense_solve(n_classes):
-    X, y, y_ssl, L = _graph_and_labels(n_per_class=250 // n_classes, n_classes=n_classes)
+    X, y, y_ssl, L = blobs_graph_and_labels(n_per_class=250 // n_classes, n_classes=n_classes)
     model = HarmonicClassifier(class_mass_normalization=False, tol=1e-12).fit(
         X, y_ssl, laplacian=sp.csr_matrix(L)
     )
     lab, unl = y_ssl >= 0, y_ssl < 0
     Y = np.eye(n_classes)[y_ssl[lab]]
-    F_u = np.linalg.solve(L[np.ix_(unl, unl)], -L[np.ix_(unl, lab)] @ Y)
+    F_u = dense_harmonic(L, y_ssl, n_classes)
     np.testing.assert_allclose(model.label_distributions_[unl], F_u, atol=1e-9)
     np.testing.assert_array_equal(model.label_distributions_[lab], Y)
     np.testing.assert_allclose(model.label_distributions_.sum(axis=1), 1.0, atol=1e-9)
@@ -67,7 +45,7 @@ def test_harmonic_equals_a_dense_solve(n_classes):
 
 @pytest.mark.parametrize("tol", [1e-4, 1e-8])
 def test_harmonic_solution_satisfies_its_equation_to_the_solver_tolerance(tol):
-    X, y, y_ssl, L = _graph_and_labels(per_class=1)
+    X, y, y_ssl, L = blobs_graph_and_labels(per_class=1)
     L = sp.csr_matrix(L)
     model = HarmonicClassifier(tol=tol).fit(X, y_ssl, laplacian=L)
     F = model.label_distributions_
@@ -79,21 +57,11 @@ def test_harmonic_solution_satisfies_its_equation_to_the_solver_tolerance(tol):
     assert model.residuals_[-1].max() <= tol
 
 
-def _dense_poisson(L, y_ssl, n_classes):
-    lab = np.flatnonzero(y_ssl >= 0)
-    Y = np.eye(n_classes)[y_ssl[lab]]
-    B = np.zeros((L.shape[0], n_classes))
-    B[lab] = Y - Y.mean(axis=0)
-    U = np.linalg.pinv(L) @ B
-    d = np.diag(L)
-    return U - d @ U / d.sum()
-
-
 @pytest.mark.parametrize("n_classes", [2, 4])
 def test_poisson_equals_a_dense_pseudo_inverse_solve(n_classes):
-    X, y, y_ssl, L = _graph_and_labels(n_per_class=240 // n_classes, n_classes=n_classes)
+    X, y, y_ssl, L = blobs_graph_and_labels(n_per_class=240 // n_classes, n_classes=n_classes)
     model = PoissonClassifier(tol=1e-12).fit(X, y_ssl, laplacian=sp.csr_matrix(L))
-    U = _dense_poisson(L, y_ssl, n_classes)
+    U = dense_poisson(L, y_ssl, n_classes)
     np.testing.assert_allclose(model.class_scale_, 1.0)  # default prior: no rescaling
     np.testing.assert_allclose(model.scores_, U, atol=1e-9 * np.abs(U).max())
     np.testing.assert_allclose(np.diag(L) @ model.scores_, 0.0, atol=1e-9)
@@ -102,7 +70,7 @@ def test_poisson_equals_a_dense_pseudo_inverse_solve(n_classes):
 
 
 def test_poisson_mass_balancing_scales_by_prior_over_label_share():
-    X, y, _, L = _graph_and_labels(n_per_class=80, n_classes=3)
+    X, y, _, L = blobs_graph_and_labels(n_per_class=80, n_classes=3)
     y_ssl = np.full_like(y, -1)
     y_ssl[[0, 1, 2, 80, 160]] = [0, 0, 0, 1, 2]  # label shares 3/5, 1/5, 1/5
     prior = np.array([0.2, 0.3, 0.5])
@@ -112,14 +80,14 @@ def test_poisson_mass_balancing_scales_by_prior_over_label_share():
     share = np.array([3, 1, 1]) / 5
     np.testing.assert_allclose(model.class_scale_, prior / share)
     np.testing.assert_allclose(model.class_prior_, prior)
-    U = _dense_poisson(L, y_ssl, 3)
+    U = dense_poisson(L, y_ssl, 3)
     np.testing.assert_allclose(model.scores_, U * prior / share, atol=1e-9 * np.abs(U).max())
     uniform = PoissonClassifier(class_prior="uniform").fit(X, y_ssl, laplacian=sp.csr_matrix(L))
     np.testing.assert_allclose(uniform.class_scale_, (1 / 3) / share)
 
 
 def test_poisson_with_a_ridge_solves_the_nonsingular_system():
-    X, y, y_ssl, L = _graph_and_labels()
+    X, y, y_ssl, L = blobs_graph_and_labels()
     L = L + 0.1 * np.eye(L.shape[0])
     model = PoissonClassifier(tol=1e-12).fit(X, y_ssl, laplacian=sp.csr_matrix(L))
     lab = np.flatnonzero(y_ssl >= 0)
@@ -130,18 +98,18 @@ def test_poisson_with_a_ridge_solves_the_nonsingular_system():
 
 
 def test_poisson_refuses_a_normalized_laplacian():
-    X, y = _blobs()
+    X, y = blobs()
     with pytest.raises(ValueError, match="normalized=False"):
-        PoissonClassifier(graph=KNNGraph(normalized=True)).fit(X, _hide(y, 2))
+        PoissonClassifier(graph=KNNGraph(normalized=True)).fit(X, hide_labels(y, 2))
     # Laplace learning takes any Laplacian
-    model = HarmonicClassifier(graph=KNNGraph(normalized=True)).fit(X, _hide(y, 2))
+    model = HarmonicClassifier(graph=KNNGraph(normalized=True)).fit(X, hide_labels(y, 2))
     assert (model.transduction_ == y).mean() > 0.95
 
 
 # -------------------------------------------------------------- class mass normalization
 @pytest.mark.parametrize("class_prior", [None, [0.5, 0.3, 0.2], "uniform"])
 def test_cmn_rescales_the_class_masses_to_the_priors(class_prior):
-    X, y, y_ssl, L = _graph_and_labels(per_class=1)
+    X, y, y_ssl, L = blobs_graph_and_labels(per_class=1)
     y_ssl[np.flatnonzero(y == 0)[-3:]] = 0  # 4 labels of class 0: prior 4/6 when estimated
     model = HarmonicClassifier(class_mass_normalization=True, class_prior=class_prior)
     model.fit(X, y_ssl, laplacian=sp.csr_matrix(L))
@@ -177,10 +145,10 @@ def test_cmn_lifts_harmonic_accuracy_when_labels_are_unbalanced():
 
 # ------------------------------------------------------------- disconnected components
 def _with_an_unlabeled_island(n_island=7):
-    X, y = _blobs(n_per_class=40, n_classes=3)
+    X, y = blobs(n_per_class=40, n_classes=3)
     island = 100.0 + 0.1 * np.random.default_rng(5).standard_normal((n_island, 2))
     X = np.vstack([X, island])
-    y_ssl = _hide(y, 2)
+    y_ssl = hide_labels(y, 2)
     y_ssl[np.flatnonzero(y == 1)[:3]] = 1  # class 1 is the most frequent labeled class
     y_ssl = np.r_[y_ssl, np.full(n_island, -1)]
     return X, y, y_ssl
@@ -204,11 +172,11 @@ def test_an_unlabeled_component_warns_and_gets_the_most_frequent_class(Estimator
 
 @pytest.mark.filterwarnings("ignore:the kNN graph has")  # the graph's own warning
 def test_poisson_solves_each_labeled_component_on_its_own():
-    X, y = _blobs(n_per_class=40, n_classes=3)
+    X, y = blobs(n_per_class=40, n_classes=3)
     far = X[y == 2] + 100.0  # a second copy of class 2, labeled with one class only
     X = np.vstack([X, far])
     y = np.r_[y, np.full(40, 2)]
-    y_ssl = _hide(y[:120], 2)
+    y_ssl = hide_labels(y[:120], 2)
     y_ssl = np.r_[y_ssl, np.full(40, -1)]
     y_ssl[130] = 2
     model = PoissonClassifier(graph=KNNGraph(n_neighbors=6, bandwidth=1.0), tol=1e-10).fit(X, y_ssl)
@@ -226,7 +194,7 @@ def test_poisson_solves_each_labeled_component_on_its_own():
 # ------------------------------------------------------------------- the labels
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_labeled_points_keep_their_labels(Estimator):
-    X, y, y_ssl, L = _graph_and_labels(per_class=3)
+    X, y, y_ssl, L = blobs_graph_and_labels(per_class=3)
     wrong = np.flatnonzero((y == 0) & (y_ssl < 0))[0]
     y_ssl[wrong] = 1  # a wrong label deep in class 0
     model = Estimator().fit(X, y_ssl, laplacian=sp.csr_matrix(L))
@@ -236,10 +204,10 @@ def test_labeled_points_keep_their_labels(Estimator):
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_multiclass_with_string_labels_and_a_string_marker(Estimator):
-    X, y = _blobs(n_per_class=50, n_classes=4)
+    X, y = blobs(n_per_class=50, n_classes=4)
     names = np.array(["a", "b", "c", "d"], dtype=object)[y]
     y_ssl = names.copy()
-    y_ssl[_hide(y, 2) < 0] = "?"
+    y_ssl[hide_labels(y, 2) < 0] = "?"
     model = Estimator(graph=KNNGraph(n_neighbors=8), unlabeled="?").fit(X, y_ssl)
     assert model.classes_.tolist() == ["a", "b", "c", "d"]
     assert (model.transduction_ == names).mean() > 0.95
@@ -252,7 +220,7 @@ def test_poisson_learning_two_moons_one_label_per_class():
     for seed in (0, 1, 3):  # seeds whose 10-NN graph is connected (one moon per component
         # would make the problem trivial)
         X, y = make_two_moons(1000, noise=0.1, random_state=seed)
-        y_ssl = _hide(y, 1, seed=seed)
+        y_ssl = hide_labels(y, 1, seed=seed)
         model = PoissonClassifier(graph=KNNGraph(n_neighbors=10)).fit(X, y_ssl)
         assert model.graph_.n_components_ == 1
         assert (model.transduction_ == y).mean() >= 0.99, seed
@@ -260,8 +228,8 @@ def test_poisson_learning_two_moons_one_label_per_class():
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_a_precomputed_laplacian_or_graph_gives_the_fitted_graphs_result(Estimator):
-    X, y = _blobs()
-    y_ssl = _hide(y, 2)
+    X, y = blobs()
+    y_ssl = hide_labels(y, 2)
     graph = KNNGraph(n_neighbors=7)
     fitted = Estimator(graph=graph).fit(X, y_ssl)
     given = Estimator().fit(X, y_ssl, laplacian=graph.fit(X).laplacian_)
@@ -281,7 +249,7 @@ def test_a_precomputed_laplacian_or_graph_gives_the_fitted_graphs_result(Estimat
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_predict_extends_the_graph_to_new_points(Estimator):
     X, y = make_two_moons(800, noise=0.08, random_state=0)
-    y_ssl = _hide(y, 2)
+    y_ssl = hide_labels(y, 2)
     model = Estimator(graph=KNNGraph(n_neighbors=10)).fit(X, y_ssl)
     # on the training points: close to the transduction
     assert (model.predict(X) == model.transduction_).mean() > 0.98
@@ -304,7 +272,7 @@ def test_predict_extends_the_graph_to_new_points(Estimator):
 
 def test_binary_decision_function_is_the_score_difference():
     X, y = make_two_moons(300, noise=0.1, random_state=0)
-    model = PoissonClassifier(graph=KNNGraph(n_neighbors=10)).fit(X, _hide(y, 3))
+    model = PoissonClassifier(graph=KNNGraph(n_neighbors=10)).fit(X, hide_labels(y, 3))
     decision = model.decision_function(X[:50])
     assert decision.shape == (50,)
     np.testing.assert_array_equal(model.predict(X[:50]), (decision > 0).astype(int))
@@ -313,14 +281,16 @@ def test_binary_decision_function_is_the_score_difference():
 def test_a_far_away_new_point_gets_its_nearest_neighbours_scores():
     # the heat weights are shifted by the nearest distance: no 0/0 far from the data
     X, y = make_two_moons(200, noise=0.1, random_state=0)
-    model = HarmonicClassifier(graph=KNNGraph(n_neighbors=8)).fit(X, _hide(y, 3))
+    model = HarmonicClassifier(graph=KNNGraph(n_neighbors=8)).fit(X, hide_labels(y, 3))
     far = np.array([[1e4, 1e4]])
     assert np.all(np.isfinite(model.decision_function(far)))
 
 
 def test_binary_weights_average_uniformly():
     X, y = make_two_moons(200, noise=0.1, random_state=0)
-    model = PoissonClassifier(graph=KNNGraph(n_neighbors=8, weights="binary")).fit(X, _hide(y, 3))
+    model = PoissonClassifier(graph=KNNGraph(n_neighbors=8, weights="binary")).fit(
+        X, hide_labels(y, 3)
+    )
     assert model.extension_["weights"] == "binary"
     x = np.array([[0.3, 0.8]])
     near = np.argsort(np.linalg.norm(X - x, axis=1))[:8]
@@ -331,12 +301,12 @@ def test_binary_weights_average_uniformly():
 # ---------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_bad_labels_get_the_shared_messages(Estimator):
-    X, y = _blobs()
+    X, y = blobs()
     with pytest.raises(ValueError, match="only one class"):
         Estimator().fit(X, np.where(y == 0, 0, -1))
     with pytest.raises(ValueError, match="no labeled point"):
         Estimator().fit(X, np.full_like(y, -1))
-    y_nan = _hide(y, 2).astype(float)
+    y_nan = hide_labels(y, 2).astype(float)
     y_nan[y_nan < 0] = np.nan  # NaN as the marker without saying so
     with pytest.raises(ValueError, match="unlabeled=float"):
         Estimator().fit(X, y_nan)
@@ -345,19 +315,19 @@ def test_bad_labels_get_the_shared_messages(Estimator):
     with pytest.raises(ValueError, match="requires y to be passed"):
         Estimator().fit(X, None)
     with pytest.raises(ValueError, match="class_prior must hold one positive number per class"):
-        Estimator(class_prior=[0.5, 0.5]).fit(X, _hide(y, 2))
+        Estimator(class_prior=[0.5, 0.5]).fit(X, hide_labels(y, 2))
     with pytest.raises(ValueError, match="class_prior must hold one positive number per class"):
-        Estimator(class_prior=[0.5, 0.5, 0.0]).fit(X, _hide(y, 2))
+        Estimator(class_prior=[0.5, 0.5, 0.0]).fit(X, hide_labels(y, 2))
     with pytest.raises(ValueError, match="laplacian has shape"):
-        Estimator().fit(X, _hide(y, 2), laplacian=sp.eye(10, format="csr"))
+        Estimator().fit(X, hide_labels(y, 2), laplacian=sp.eye(10, format="csr"))
     with pytest.raises(ValueError, match="looks like an adjacency"):
         W = KNNGraph(n_neighbors=5).fit(X).adjacency_
-        Estimator().fit(X, _hide(y, 2), laplacian=W)
+        Estimator().fit(X, hide_labels(y, 2), laplacian=W)
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_an_unconverged_solve_warns(Estimator):
-    X, y, y_ssl, L = _graph_and_labels(per_class=1)
+    X, y, y_ssl, L = blobs_graph_and_labels(per_class=1)
     with pytest.warns(ConvergenceWarning, match="CG stopped after 2 iterations"):
         model = Estimator(max_iter=2).fit(X, y_ssl, laplacian=sp.csr_matrix(L))
     assert model.n_iter_ == 2
@@ -388,7 +358,7 @@ def test_feature_names_are_recorded_and_checked(Estimator):
     pd = pytest.importorskip("pandas")
     X, y = make_two_moons(120, noise=0.1, random_state=0)
     frame = pd.DataFrame(X, columns=["a", "b"])
-    model = Estimator(graph=KNNGraph(n_neighbors=10)).fit(frame, _hide(y, 3))
+    model = Estimator(graph=KNNGraph(n_neighbors=10)).fit(frame, hide_labels(y, 3))
     assert list(model.feature_names_in_) == ["a", "b"]
     with pytest.raises(ValueError, match="same order"):
         model.predict(pd.DataFrame(X[:, ::-1], columns=["b", "a"]))
@@ -403,10 +373,10 @@ def test_nested_graph_parameters_do_not_touch_the_shared_default(Estimator):
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_the_graph_inherits_the_estimators_budget_threads_and_seed(Estimator):
-    X, y = _blobs()
+    X, y = blobs()
     graph = KNNGraph(n_neighbors=8)
     model = Estimator(graph=graph, memory_budget="64MiB", n_jobs=2, random_state=3)
-    model.fit(X, _hide(y, 2))
+    model.fit(X, hide_labels(y, 2))
     params = model.graph_.get_params()
     assert (params["memory_budget"], params["n_jobs"], params["random_state"]) == ("64MiB", 2, 3)
     assert graph.memory_budget is None  # the user's graph is not modified
@@ -445,7 +415,7 @@ def test_sklearn_compatible(estimator, check):
 
 def test_laplacian_helper_agrees_with_the_graph():
     # the dense references above read L from KNNGraph; laplacian(W) is the same matrix
-    X, _ = _blobs()
+    X, _ = blobs()
     graph = KNNGraph(n_neighbors=8).fit(X)
     np.testing.assert_allclose(laplacian(graph.adjacency_).toarray(), graph.laplacian_.toarray())
 

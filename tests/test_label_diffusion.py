@@ -12,13 +12,13 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import InvalidParameterError
 
 from oracles import dense_nystrom_laprls_hessian
+from reference_problems import heat_laplacian
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph, label_diffusion_weights
 from semiscale.kernels import RBF
 from semiscale.linalg.operators import NystromLapRLSHessian
 from semiscale.models import NystromLapRLSClassifier, NystromLapRLSRegressor
 from semiscale.solvers import cg, make_preconditioner
-from test_preconditioners import heat_laplacian
 
 
 def dense_walk_weights(L, labeled, steps):

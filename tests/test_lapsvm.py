@@ -6,6 +6,7 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from oracles import rbf_gram
+from reference_problems import two_moons_ssl
 from semiscale._memory import MemoryBudgetError
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
@@ -15,12 +16,7 @@ from sklearn_checks import DEFAULT_OBJECTS_XFAIL
 
 
 def _moons(n=120, seed=0, per_class=3):
-    X, y = make_two_moons(n, noise=0.08, random_state=seed)
-    rng = np.random.default_rng(seed)
-    y_ssl = np.full_like(y, -1)
-    for c in (0, 1):
-        y_ssl[rng.choice(np.flatnonzero(y == c), per_class, replace=False)] = c
-    return X, y, y_ssl
+    return two_moons_ssl(n, per_class, noise=0.08, seed=seed)
 
 
 # centring=False: these tests check the optimisation itself (KKT conditions, objectives, dual

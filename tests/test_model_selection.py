@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.metrics import accuracy_score, mean_squared_error
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
-from semiscale.datasets import make_two_moons
+from reference_problems import two_moons_ssl
 from semiscale.graph import KNNGraph, PrecomputedGraph
 from semiscale.kernels import RBF
 from semiscale.model_selection import (
@@ -43,12 +43,7 @@ def counting():
 
 
 def _moons(n, labels_per_class, seed=0):
-    X, y = make_two_moons(n, noise=0.1, random_state=seed)
-    rng = np.random.default_rng(seed)
-    y_ssl = np.full_like(y, -1)
-    for c in (0, 1):
-        y_ssl[rng.choice(np.flatnonzero(y == c), labels_per_class, replace=False)] = c
-    return X, y, y_ssl
+    return two_moons_ssl(n, labels_per_class, noise=0.1, seed=seed)
 
 
 def _sine_regression(seed):

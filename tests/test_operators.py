@@ -5,9 +5,9 @@ import pytest
 import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
-from sklearn.neighbors import kneighbors_graph
 
 from oracles import dense_nystrom_laprls_hessian
+from reference_problems import heat_laplacian
 from semiscale._memory import MemoryBudgetError
 from semiscale.kernels import RBF
 from semiscale.linalg import FullLapRLSHessian, NystromLapRLSHessian
@@ -22,13 +22,6 @@ class SpyRBF(RBF):
     def _block(self, pair, rows, state, out=None):
         type(self).rows.append(rows.stop - rows.start)
         return super()._block(pair, rows, state, out)
-
-
-def heat_laplacian(X, k=6):
-    W = kneighbors_graph(X, k, mode="distance")
-    W.data = np.exp(-(W.data**2) / 4)
-    W = W.maximum(W.T).tocsr()
-    return (sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W).tocsr()
 
 
 def problem(n=120, s=25, m=15, d=4, seed=0, dtype=np.float64):

@@ -3,25 +3,14 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.neighbors import kneighbors_graph
 
 from oracles import dense_nystrom_laprls_hessian
+from reference_problems import heat_laplacian
 from semiscale.kernels import RBF
 from semiscale.linalg.centers import select_centers
 from semiscale.linalg.operators import NystromLapRLSHessian
 from semiscale.solvers import PRECONDITIONERS, cg, make_preconditioner
 from semiscale.solvers.preconditioners import DensePreconditioner
-
-
-def heat_laplacian(X, k=6, normalized=False):
-    W = kneighbors_graph(X, k, mode="distance")
-    W.data = np.exp(-(W.data**2) / 4)
-    W = W.maximum(W.T).tocsr()
-    d = np.asarray(W.sum(axis=1)).ravel()
-    if normalized:
-        s = sp.diags(1 / np.sqrt(d))
-        return (sp.eye(W.shape[0]) - s @ W @ s).tocsr()
-    return (sp.diags(d) - W).tocsr()
 
 
 def setup(n=150, s=25, m=10, gamma=1.0, lam=(1e-2, 0.05), seed=0, normalized=False):
