@@ -1,4 +1,10 @@
-"""Dense O(n³) reference answers, written independently of the library's solvers."""
+"""The tests' dense oracles: reference answers written independently of the library's code.
+
+Dense O(n²)–O(n³) formulas (kernels, Laplacians, Hessians, graph weights, random walks) and
+brute-force minimisers (L-BFGS on the full objective) for small problems; the problems
+themselves are in ``reference_problems.py``.  A test compares a fast path against one of these
+rather than defining its own reference.
+"""
 
 from __future__ import annotations
 
@@ -187,3 +193,113 @@ def dense_poisson(L, y_ssl, n_classes):
     U = np.linalg.pinv(L) @ B
     d = np.diag(L)
     return U - d @ U / d.sum()
+
+
+# ---------------------------------------------------------------------------- graphs
+def dense_knn(X, k):
+    """All pairwise distances, the k nearest other points' edges and σ_i (the k-th distance)."""
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(D, np.inf)
+    order = np.argsort(D, axis=1)[:, :k]
+    sigma = np.take_along_axis(D, order[:, -1:], axis=1).ravel()
+    rows = np.repeat(np.arange(X.shape[0]), k)
+    return D, rows, order.ravel(), sigma
+
+
+def dense_self_tuning(X, k, symmetrize):
+    """Dense reference: all pairwise distances, σ_i = distance to the k-th other point."""
+    D, rows, cols, sigma = dense_knn(X, k)
+    A = np.zeros_like(D)
+    A[rows, cols] = np.exp(-(D[rows, cols] ** 2) / (sigma[rows] * sigma[cols]))
+    W = np.maximum(A, A.T) if symmetrize == "union" else np.minimum(A, A.T)
+    return W, sigma
+
+
+def dense_kth_gaussian(X, k, symmetrize):
+    """Dense reference of GraphLearning's graph: exp(−4 d_ij² / σ_i²) per directed edge."""
+    D, rows, cols, sigma = dense_knn(X, k)
+    A = np.zeros_like(D)
+    A[rows, cols] = np.exp(-4 * D[rows, cols] ** 2 / sigma[rows] ** 2)
+    rule = {"average": lambda A: (A + A.T) / 2, "union": lambda A: np.maximum(A, A.T)}
+    return rule[symmetrize](A), sigma
+
+
+def dense_walk_weights(L, labeled, steps):
+    """Label diffusion's weights R, densely: per labeled point, m − 1 steps of the random walk
+    T = D⁻¹W and a lazy last step, mass reaching another labeled row sent home."""
+    L = sp.csr_matrix(L).toarray()
+    W = np.maximum(-(L - np.diag(np.diag(L))), 0)
+    d = W.sum(axis=1)
+    T = np.where(d[:, None] > 0, W / np.where(d > 0, d, 1)[:, None], np.eye(len(d)))
+    R = np.zeros((len(d), len(labeled)))
+    for j, i in enumerate(labeled):
+        p = np.eye(len(d))[i]
+        others = [o for o in labeled if o != i]
+        for step in range(steps):
+            p = T.T @ p if step < steps - 1 else 0.5 * (p + T.T @ p)
+            p[i] += p[others].sum()
+            p[others] = 0.0
+        R[:, j] = p
+    return R
+
+
+# ----------------------------------------------------------------- estimators' models
+def graph_extension(model, X_train, X_new, k, sigma):
+    """``out_of_sample="graph"`` written out point by point: the heat-weighted mean of the k
+    nearest training decisions (σ: their mean distance unless given)."""
+    F = model.decision_function(X_train)
+    F = F[:, None] if F.ndim == 1 else F
+    out = []
+    for x in X_new:
+        d = np.sqrt(((X_train - x) ** 2).sum(axis=1))
+        near = np.argsort(d, kind="stable")[:k]
+        if d[near[0]] == 0.0:
+            out.append(F[near[0]])
+            continue
+        s = d[near].mean() if sigma is None else sigma
+        w = np.exp(-(d[near] ** 2) / (2 * s**2))
+        out.append(w @ F[near] / w.sum())
+    out = np.array(out)
+    return out[:, 0] if out.shape[1] == 1 else out
+
+
+def slapcvm_primal_minimiser(K, labeled, targets, edges, C, mu, theta, regression):
+    """``f`` at the minimiser of primal (5) (classification) or its regression form, over
+    ``f = Σ_j a_j k(x_j, ·) + b`` on all points and a free tube ε̄, by L-BFGS (every term is
+    a squared hinge, so the objective is C¹ and convex)."""
+    u, v, w, _ = edges
+    m, n_edges = labeled.size, u.size
+    lab_w, edge_w = C / (m * mu), C * theta / (max(n_edges, 1) * mu)
+    root = np.sqrt(w)
+
+    def objective(params):
+        a, b, eps = params[:-2], params[-2], params[-1]
+        f = K @ a + b
+        g_f = np.zeros_like(f)
+        value, g_eps = a @ K @ a + b * b + 2 * C * eps, 2 * C
+        if regression:
+            pairs = [(targets - f[labeled], -1.0), (f[labeled] - targets, 1.0)]
+        else:
+            pairs = [(1.0 - targets * f[labeled], -targets)]
+        for residual, d_f in pairs:  # slack = max(0, residual - ε̄), d residual / d f = d_f
+            slack = np.maximum(0.0, residual - eps)
+            value += lab_w * slack @ slack
+            np.add.at(g_f, labeled, 2 * lab_w * slack * d_f)
+            g_eps -= 2 * lab_w * slack.sum()
+        diff = root * (f[u] - f[v])
+        for sign in (1.0, -1.0):
+            slack = np.maximum(0.0, sign * diff - eps)
+            value += edge_w * slack @ slack
+            np.add.at(g_f, u, 2 * edge_w * slack * sign * root)
+            np.add.at(g_f, v, -2 * edge_w * slack * sign * root)
+            g_eps -= 2 * edge_w * slack.sum()
+        return value, np.r_[2 * K @ a + K @ g_f, 2 * b + g_f.sum(), g_eps]
+
+    res = minimize(
+        objective,
+        np.zeros(K.shape[0] + 2),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 50000, "ftol": 1e-15, "gtol": 1e-11},
+    )
+    return K @ res.x[:-2] + res.x[-2]

@@ -5,27 +5,9 @@ import warnings
 import numpy as np
 import pytest
 
+from oracles import dense_kth_gaussian, dense_self_tuning
 from semiscale.graph import DisconnectedGraphWarning, KNNGraph
 from semiscale.graph.weights import WEIGHTS, resolve_local_scale, self_tuning_weights
-
-
-def _dense_knn(X, k):
-    """All pairwise distances, the k nearest other points' edges and σ_i (the k-th distance)."""
-    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
-    np.fill_diagonal(D, np.inf)
-    order = np.argsort(D, axis=1)[:, :k]
-    sigma = np.take_along_axis(D, order[:, -1:], axis=1).ravel()
-    rows = np.repeat(np.arange(X.shape[0]), k)
-    return D, rows, order.ravel(), sigma
-
-
-def _dense_self_tuning(X, k, symmetrize):
-    """Dense reference: all pairwise distances, σ_i = distance to the k-th other point."""
-    D, rows, cols, sigma = _dense_knn(X, k)
-    A = np.zeros_like(D)
-    A[rows, cols] = np.exp(-(D[rows, cols] ** 2) / (sigma[rows] * sigma[cols]))
-    W = np.maximum(A, A.T) if symmetrize == "union" else np.minimum(A, A.T)
-    return W, sigma
 
 
 @pytest.mark.parametrize("symmetrize", ["union", "mutual"])
@@ -36,7 +18,7 @@ def test_self_tuning_equals_dense_reference(symmetrize, n, d, k):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DisconnectedGraphWarning)  # a mutual graph may split
         graph.fit(X)
-    W, sigma = _dense_self_tuning(X, k, symmetrize)
+    W, sigma = dense_self_tuning(X, k, symmetrize)
     np.testing.assert_allclose(graph.local_scale_, sigma, rtol=1e-10)
     np.testing.assert_allclose(graph.adjacency_.toarray(), W, rtol=1e-10, atol=1e-14)
     assert graph.bandwidth_ is None
@@ -137,20 +119,11 @@ def test_mean_square_bandwidth_gives_paper_001s_heat_weights():
     np.testing.assert_allclose(graph.adjacency_[rows, cols].A1, np.exp(-d2 / beta_g), rtol=1e-10)
 
 
-def _dense_kth_gaussian(X, k, symmetrize):
-    """Dense reference of GraphLearning's graph: exp(−4 d_ij² / σ_i²) per directed edge."""
-    D, rows, cols, sigma = _dense_knn(X, k)
-    A = np.zeros_like(D)
-    A[rows, cols] = np.exp(-4 * D[rows, cols] ** 2 / sigma[rows] ** 2)
-    rule = {"average": lambda A: (A + A.T) / 2, "union": lambda A: np.maximum(A, A.T)}
-    return rule[symmetrize](A), sigma
-
-
 @pytest.mark.parametrize("symmetrize", ["average", "union"])
 def test_kth_gaussian_equals_dense_reference(symmetrize):
     X = np.random.default_rng(3).normal(size=(160, 4)) * np.linspace(0.5, 3.0, 160)[:, None]
     graph = KNNGraph(n_neighbors=7, weights="kth-gaussian", symmetrize=symmetrize).fit(X)
-    W, sigma = _dense_kth_gaussian(X, 7, symmetrize)
+    W, sigma = dense_kth_gaussian(X, 7, symmetrize)
     np.testing.assert_allclose(graph.local_scale_, sigma, rtol=1e-10)
     np.testing.assert_allclose(graph.adjacency_.toarray(), W, rtol=1e-10, atol=1e-14)
     L = graph.laplacian_.toarray()

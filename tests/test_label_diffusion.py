@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.utils._param_validation import InvalidParameterError
 
-from oracles import dense_nystrom_laprls_hessian
+from oracles import dense_nystrom_laprls_hessian, dense_walk_weights
 from reference_problems import heat_laplacian
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph, label_diffusion_weights
@@ -19,24 +19,6 @@ from semiscale.kernels import RBF
 from semiscale.linalg.operators import NystromLapRLSHessian
 from semiscale.models import NystromLapRLSClassifier, NystromLapRLSRegressor
 from semiscale.solvers import cg, make_preconditioner
-
-
-def dense_walk_weights(L, labeled, steps):
-    """m − 1 steps of T and a lazy last step, per column, mass on other labeled rows sent home."""
-    L = sp.csr_matrix(L).toarray()
-    W = np.maximum(-(L - np.diag(np.diag(L))), 0)
-    d = W.sum(axis=1)
-    T = np.where(d[:, None] > 0, W / np.where(d > 0, d, 1)[:, None], np.eye(len(d)))
-    R = np.zeros((len(d), len(labeled)))
-    for j, i in enumerate(labeled):
-        p = np.eye(len(d))[i]
-        others = [o for o in labeled if o != i]
-        for step in range(steps):
-            p = T.T @ p if step < steps - 1 else 0.5 * (p + T.T @ p)
-            p[i] += p[others].sum()
-            p[others] = 0.0
-        R[:, j] = p
-    return R
 
 
 @pytest.mark.parametrize("normalized", [False, True])

@@ -4,9 +4,9 @@ against a generic minimisation of their primal (5)-(7), and their errors."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.optimize import minimize
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from oracles import slapcvm_primal_minimiser
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
 from semiscale.kernels import RBF
@@ -17,43 +17,6 @@ from sklearn_checks import DEFAULT_OBJECTS_XFAIL
 
 # the blobs and the small moons fall apart into one component per class, as wanted here
 pytestmark = pytest.mark.filterwarnings("ignore::semiscale.graph.DisconnectedGraphWarning")
-
-
-def _primal_minimiser(K, labeled, targets, edges, C, mu, theta, regression):
-    """``f`` at the minimiser of primal (5) (classification) or its regression form, over
-    ``f = Σ_j a_j k(x_j, ·) + b`` on all points and a free tube ε̄, by L-BFGS (every term is
-    a squared hinge, so the objective is C¹ and convex)."""
-    u, v, w, _ = edges
-    m, n_edges = labeled.size, u.size
-    lab_w, edge_w = C / (m * mu), C * theta / (max(n_edges, 1) * mu)
-    root = np.sqrt(w)
-
-    def objective(params):
-        a, b, eps = params[:-2], params[-2], params[-1]
-        f = K @ a + b
-        g_f = np.zeros_like(f)
-        value, g_eps = a @ K @ a + b * b + 2 * C * eps, 2 * C
-        if regression:
-            pairs = [(targets - f[labeled], -1.0), (f[labeled] - targets, 1.0)]
-        else:
-            pairs = [(1.0 - targets * f[labeled], -targets)]
-        for residual, d_f in pairs:  # slack = max(0, residual - ε̄), d residual / d f = d_f
-            slack = np.maximum(0.0, residual - eps)
-            value += lab_w * slack @ slack
-            np.add.at(g_f, labeled, 2 * lab_w * slack * d_f)
-            g_eps -= 2 * lab_w * slack.sum()
-        diff = root * (f[u] - f[v])
-        for sign in (1.0, -1.0):
-            slack = np.maximum(0.0, sign * diff - eps)
-            value += edge_w * slack @ slack
-            np.add.at(g_f, u, 2 * edge_w * slack * sign * root)
-            np.add.at(g_f, v, -2 * edge_w * slack * sign * root)
-            g_eps -= 2 * edge_w * slack.sum()
-        return value, np.r_[2 * K @ a + K @ g_f, 2 * b + g_f.sum(), g_eps]
-
-    res = minimize(objective, np.zeros(K.shape[0] + 2), jac=True, method="L-BFGS-B",
-                   options={"maxiter": 50000, "ftol": 1e-15, "gtol": 1e-11})  # fmt: skip
-    return K @ res.x[:-2] + res.x[-2]
 
 
 def _small(seed=0):
@@ -86,7 +49,9 @@ def test_estimators_solve_their_primal(regression):
     est.fit(X, y)
     f = est.predict(X) if regression else est.decision_function(X)
     edges = graph_edges(est.graph_.adjacency_)
-    f_primal = _primal_minimiser(kernel(X, X), labeled, targets, edges, C, mu, theta, regression)
+    f_primal = slapcvm_primal_minimiser(
+        kernel(X, X), labeled, targets, edges, C, mu, theta, regression
+    )
     np.testing.assert_allclose(f, f_primal, atol=2e-3 * np.abs(f_primal).max())
     assert est.converged_ and set(est.support_) <= set(range(X.shape[0]))
     np.testing.assert_allclose(f, est.transduction_ if regression else f)
@@ -111,7 +76,7 @@ def test_regressor_without_edges_is_two_norm_svr_with_a_penalised_bias():
     coef[result.core_set] = C * result.alpha
     points, weights, bias = K_t.expansion(coef)
     f = kernel(X, X[points]) @ weights + bias
-    f_primal = _primal_minimiser(kernel(X, X), labeled, targets, no_edges[:3] + (None,),
+    f_primal = slapcvm_primal_minimiser(kernel(X, X), labeled, targets, no_edges[:3] + (None,),
                                  C, mu, 1.0, regression=True)  # fmt: skip
     np.testing.assert_allclose(f, f_primal, atol=1e-4)
 
