@@ -105,23 +105,6 @@ def test_scaling_round_trips():
         solver_lambdas(-1.0, 1.0, l, trace)
 
 
-def test_top_level_lazy_exports():
-    import semiscale
-
-    for name in semiscale.__all__:
-        assert getattr(semiscale, name) is not None
-    # every public estimator and model-selection tool is at the top level (LapSVC, NystromLapSVC,
-    # SparseLapCVM*, BIFSearchCV and bif_cross_val_* were missing)
-    import semiscale.model_selection
-    import semiscale.models
-
-    for module in (semiscale.models, semiscale.model_selection):
-        for name in module.__all__:
-            assert getattr(semiscale, name) is getattr(module, name), name
-    with pytest.raises(AttributeError):
-        semiscale.not_a_name  # noqa: B018
-
-
 def test_an_impossible_direct_fit_is_refused_before_its_graph_is_built(monkeypatch):
     # At a million points the graph alone took 10 s before the solve refused the budget.
     from semiscale._memory import MemoryBudgetError

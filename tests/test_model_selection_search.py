@@ -211,7 +211,15 @@ def test_search_default_graph_list_grid_verbose_and_refit_false(capsys):
     X, _, y_ssl = _moons(200, 6)
     model = LapRLSClassifier(kernel=RBF(gamma=20.0), graph=None, ambient_reg=1e-6)
     grid = [{"graph__n_neighbors": [6, 8]}, {"intrinsic_reg": [0.0]}]
-    search = SSLGridSearchCV(model, grid, cv=SSLKFold(3, random_state=0), refit=False, verbose=1)
+    # verbose=1: a progress bar over the 9 fits, no line per fit (semiscale._progress)
+    SSLGridSearchCV(model, grid, cv=SSLKFold(3, random_state=0), refit=False, verbose=1).fit(
+        X, y_ssl
+    )
+    out, err = capsys.readouterr()
+    assert out == "" and "SSLGridSearchCV:" in err and "/9 [" in err
+    assert not any("score" in line for line in err.splitlines())
+    # verbose=2: also a line per graph build and per fit
+    search = SSLGridSearchCV(model, grid, cv=SSLKFold(3, random_state=0), refit=False, verbose=2)
     search.fit(X, y_ssl)
     out, err = capsys.readouterr()
     assert out == ""  # progress lines go to stderr (semiscale._progress.log), results to stdout

@@ -1,8 +1,9 @@
 """semiscale: scalable graph-based semi-supervised learning.
 
 The public names below are imported lazily (on first access), so ``import semiscale`` stays cheap.
-Every estimator of :mod:`semiscale.models` and every tool of :mod:`semiscale.model_selection` is
-among them (``tests/test_memory_validation.py`` checks that none is missing).
+Every estimator (found by :func:`semiscale.utils.all_estimators`) and every tool of
+:mod:`semiscale.model_selection` is among them (``tests/test_common.py`` checks that none is
+missing).
 """
 
 from importlib import import_module

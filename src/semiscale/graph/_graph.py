@@ -155,8 +155,10 @@ class KNNGraph(BaseEstimator):
     n_jobs : int or None, default=None
         Search threads, as scikit-learn reads ``n_jobs``: None means 1 unless inside a
         ``joblib.parallel_config(n_jobs=...)`` context, -1 means all cores.
-    verbose : int, default=0
-        Print the timings of each stage when > 0.
+    verbose : int or bool, default=0
+        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
+        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
+        means 1 (:mod:`semiscale._progress`).
 
     Attributes
     ----------

@@ -33,7 +33,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.utils import _safe_indexing
 
-from .._progress import log
+from .._progress import _as_level, log, progress
 from ..solvers.exact import reusing_kernel_matrices
 from ._markers import estimator_marker, hide_labels
 
@@ -187,10 +187,10 @@ class Evaluator:
     laplacian : sparse matrix or None
         Laplacian of the whole data set; each training set gets its induced subgraph.
     error_score : "raise" or float
-    verbose : int
-        > 0: a line per graph build and per fit on stderr (:func:`semiscale._progress.log`).
-        Only this parameter turns them on, not the command line's ambient verbosity: a search
-        makes hundreds of fits.
+    verbose : int or bool
+        1: a progress bar over the fits; 2: also a line per graph build and per fit on stderr
+        (:func:`semiscale._progress.log`).  Only this parameter turns the lines on, not the
+        command line's ambient verbosity: a search makes hundreds of fits.
     name : str
         Prefix of the progress lines.
     default_marker : scalar
@@ -268,11 +268,12 @@ class Evaluator:
         seconds = time.perf_counter() - tic
         self.graph_time += seconds
         self._graphs[key] = graph
-        if self.verbose > 0 and self.laplacian is None:
+        if self._lines and self.laplacian is None:
             log(
                 f"[{self.name}] graph {dict(graph_key) or '(default)'} on {fit_rows.size} "
                 f"points: {seconds:.3f} s",
                 self.verbose,
+                level=2,
             )
         return graph
 
@@ -427,10 +428,21 @@ class Evaluator:
                       keep_estimators)  # fmt: skip
         return FoldResults(scores, fit_times, score_times, estimators if keep_estimators else [])
 
+    @property
+    def _lines(self):
+        # a line per graph and per fit at verbose >= 2, from this parameter only: the command
+        # line's ambient verbosity shows the bar, not hundreds of lines
+        return _as_level(self.verbose) >= 2
+
     def _run(self, trainings, groups, points, out, estimators, keep_estimators):
+        total = len(points) * len(self.folds)
+        with progress(total=total, desc=self.name, unit="fit", verbose=self.verbose) as bar:
+            self._run_fits(trainings, groups, points, out, estimators, keep_estimators, bar)
+
+    def _run_fits(self, trainings, groups, points, out, estimators, keep_estimators, bar):
         scores, fit_times, score_times = out
-        n_points, n_folds = len(points), len(self.folds)
-        total, done = n_points * n_folds, 0
+        n_folds = len(self.folds)
+        total, done = len(points) * n_folds, 0
         for train_key, fold_ids in trainings.items():
             for graph_key, point_ids in groups.items():
                 for f in fold_ids:
@@ -455,12 +467,14 @@ class Evaluator:
                         if keep_estimators:
                             estimators[p][f] = candidate
                         done += 1
-                        if self.verbose > 0:
+                        bar.update(1)
+                        if self._lines:
                             log(
                                 f"[{self.name}] {done}/{total} fold {f + 1}/{n_folds} "
                                 f"{points[p]!r}: score {scores[p, f]:.4g} "
                                 f"({fit_times[p, f]:.3f} s)",
                                 self.verbose,
+                                level=2,
                             )
             if train_key != _ALL_ROWS:
                 self.release(train_key)

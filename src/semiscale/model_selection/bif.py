@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+from functools import partial
 
 import numpy as np
 from sklearn import config_context
@@ -502,9 +503,14 @@ def score_function(scoring, classifier):
             f"scoring={scoring!r} needs {scorer._response_method!r}; approximate CV gives "
             f"predictions only: use a scorer of predictions such as 'accuracy' or 'r2'"
         )
-    return lambda y_true, y_pred: (
-        scorer._sign * scorer._score_func(y_true, y_pred, **scorer._kwargs)
-    )
+    # a partial of a module-level function, not a lambda: a fitted BIFSearchCV keeps it and
+    # must pickle (tests/test_common.py)
+    return partial(_signed_score, scorer)
+
+
+def _signed_score(scorer, y_true, y_pred):
+    """``scorer``'s score of predictions (greater is better, as scikit-learn's scorers)."""
+    return scorer._sign * scorer._score_func(y_true, y_pred, **scorer._kwargs)
 
 
 def bif_cross_val_score(

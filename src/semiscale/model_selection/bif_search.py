@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.exceptions import FitFailedWarning
 
-from .._progress import progress
+from .._progress import _as_level, log, progress
 from .._random import check_random_state
 from ..solvers.exact import reusing_kernel_matrices
 from ..solvers.influence import reusing_step_blocks
@@ -73,9 +73,12 @@ class BIFSearchCV(SSLGridSearchCV):
     scoring : None or str, default=None
         ``method="bif"`` scores predictions: None (accuracy or R²) or the name of a
         scikit-learn scorer of predictions (``"neg_mean_squared_error"``, ...).
-    refit, verbose, error_score
-        As :class:`~semiscale.model_selection.SSLGridSearchCV`; ``verbose > 0`` shows a
-        progress bar over the grid points.
+    refit, error_score
+        As :class:`~semiscale.model_selection.SSLGridSearchCV`.
+    verbose : int or bool, default=0
+        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
+        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
+        means 1 (:mod:`semiscale._progress`).
     random_state : int, RandomState, Generator or None, default=None
         Seeds the sampled Nyström columns.
     max_newton_steps : int, default=20
@@ -224,6 +227,13 @@ graph_time_, refit_time_, scorer_
                 scores[p], fit_seconds, score_seconds = self.error_score, 0.0, 0.0
             fit_times[p] = fit_seconds / n_folds
             score_times[p] = score_seconds / n_folds
+            if _as_level(self.verbose) >= 2:  # the parameter only, as SSLGridSearchCV's lines
+                log(
+                    f"[{type(self).__name__}] {point!r}: mean score {np.mean(scores[p]):.4g} "
+                    f"(fit {fit_seconds:.3f} s, {n_folds} folds {score_seconds:.3f} s)",
+                    self.verbose,
+                    level=2,
+                )
 
 
 def _graph_key(evaluator, point):

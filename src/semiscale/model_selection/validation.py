@@ -59,8 +59,10 @@ def ssl_cross_validate(
         Keep the fitted estimator of every fold.
     error_score : "raise" or float, default=np.nan
         Score of a fold whose fit fails (with a ``FitFailedWarning``), or "raise".
-    verbose : int, default=0
-        A line per graph build and per fit on stderr when > 0 (stdout keeps only results).
+    verbose : int or bool, default=0
+        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
+        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
+        means 1 (:mod:`semiscale._progress`).
 
     Returns
     -------

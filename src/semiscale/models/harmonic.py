@@ -93,8 +93,10 @@ class HarmonicClassifier(_GraphLearningClassifier):
     n_jobs : int or None, default=None
         Threads of the graph search (when ``graph`` leaves its own at None) and of the
         neighbour search of ``predict``; -1 means all cores.
-    verbose : int, default=0
-        1: a CG progress counter and a summary line on stderr; 2: a line per iteration.
+    verbose : int or bool, default=0
+        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
+        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
+        means 1 (:mod:`semiscale._progress`).
     unlabeled : int, float, str or None, default=-1
         Marker of unlabeled points in ``y`` (None: every point is labeled).
 

@@ -110,8 +110,10 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
         Seeds data-dependent kernel heuristics (``gamma="median"``) and the ``"pcg"``
         preconditioner's row sample.  An int gives the same model on every fit; a
         ``RandomState`` or ``Generator`` is drawn from (and advanced).
-    verbose : int, default=0
-        Print the residual of each CG iteration when > 0.
+    verbose : int or bool, default=0
+        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
+        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
+        means 1 (:mod:`semiscale._progress`).
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x_j, x) + b`` (paper 000 has none); solved
         by a bordered system (:mod:`semiscale.solvers.newton`).
@@ -280,8 +282,10 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         Seeds data-dependent kernel heuristics (``gamma="median"``) and the ``"pcg"``
         preconditioner's row sample.  An int gives the same model on every fit; a
         ``RandomState`` or ``Generator`` is drawn from (and advanced).
-    verbose : int, default=0
-        Print the residual of each CG iteration when > 0.
+    verbose : int or bool, default=0
+        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
+        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
+        means 1 (:mod:`semiscale._progress`).
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x_j, x) + b`` (paper 000 has none); solved
         by a bordered system (:mod:`semiscale.solvers.newton`).

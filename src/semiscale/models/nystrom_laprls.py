@@ -122,8 +122,10 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         computes a contiguous chunk of K_ns's rows with single-threaded BLAS, so that NumPy's
         elementwise passes (exp) use every core too.  Also the graph search's threads when
         ``graph`` leaves its own ``n_jobs`` at None.
-    verbose : int, default=0
-        Print the residual of each CG iteration when > 0.
+    verbose : int or bool, default=0
+        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
+        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
+        means 1 (:mod:`semiscale._progress`).
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x̃_j, x) + b`` (paper 000 has none); solved
         by a bordered system (:mod:`semiscale.solvers.newton`), one extra right-hand side.
@@ -387,8 +389,10 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         computes a contiguous chunk of K_ns's rows with single-threaded BLAS, so that NumPy's
         elementwise passes (exp) use every core too.  Also the graph search's threads when
         ``graph`` leaves its own ``n_jobs`` at None.
-    verbose : int, default=0
-        Print the residual of each CG iteration when > 0.
+    verbose : int or bool, default=0
+        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
+        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
+        means 1 (:mod:`semiscale._progress`).
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x̃_j, x) + b`` (paper 000 has none); solved
         by a bordered system (:mod:`semiscale.solvers.newton`), one extra right-hand side.

@@ -91,8 +91,10 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
         Seeds the centers, the kernel's width heuristic and the preconditioner's sample.
     n_jobs : int or None, default=None
         Threads for the kernel blocks (None: one).
-    verbose : int, default=0
-        Progress on stderr when > 0.
+    verbose : int or bool, default=0
+        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
+        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
+        means 1 (:mod:`semiscale._progress`).
     fit_intercept : bool, default=True
         Fit the unpenalised bias b.
     centring : bool, default=True

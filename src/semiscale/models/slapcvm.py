@@ -281,8 +281,10 @@ class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
         gives the exact ``(1 + tol)`` ball, at ``|S|`` K̃ entries per item per iteration.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the CVM's candidate draws, the kernel width's sample and the graph's search.
-    verbose : int, default=0
-        A progress bar of the core set (its size and R²) on stderr when > 0.
+    verbose : int or bool, default=0
+        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
+        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
+        means 1 (:mod:`semiscale._progress`).
     unlabeled : int, float, str or None, default=-1
         The marker of unlabeled points in ``y``.
 
@@ -446,8 +448,10 @@ class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
         gives the exact ``(1 + tol)`` ball, at ``|S|`` K̃ entries per item per iteration.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the CVM's candidate draws, the kernel width's sample and the graph's search.
-    verbose : int, default=0
-        A progress bar of the core set (its size and R²) on stderr when > 0.
+    verbose : int or bool, default=0
+        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
+        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
+        means 1 (:mod:`semiscale._progress`).
 
     Attributes
     ----------

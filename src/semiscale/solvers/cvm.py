@@ -42,7 +42,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._progress import progress
+from .._progress import log, progress
 from .._random import check_random_state
 from ..linalg.ops import get_ops
 from .simplex_qp_libsvm import simplex_qp_libsvm
@@ -212,6 +212,9 @@ def core_vector_machine(
             far = int(np.argmax(dist2))
             if not bar.disable:
                 bar.set_postfix_str(f"|S| {len(core)}, R² {radius2:.4g}", refresh=False)
+            # verbose >= 2: a line per iteration (the bar above keeps only the latest)
+            line = f"[CVM core set] iteration {n_iter}: |S| {len(core)}, R² {radius2:.4g}"
+            log(line, verbose, level=2)
             if dist2[far] <= (1.0 + tol) ** 2 * radius2:
                 converged = True
                 break
