@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from oracles import dense_harmonic, dense_poisson
 from reference_problems import blobs, blobs_graph_and_labels, hide_labels
@@ -20,7 +19,6 @@ from semiscale.datasets import make_two_moons
 from semiscale.graph import DisconnectedGraphWarning, KNNGraph, PrecomputedGraph, laplacian
 from semiscale.models import HarmonicClassifier, PoissonClassifier
 from semiscale.models._base import DEFAULT_GRAPH
-from sklearn_checks import DEFAULT_OBJECTS_XFAIL
 
 ESTIMATORS = (HarmonicClassifier, PoissonClassifier)
 
@@ -380,37 +378,6 @@ def test_the_graph_inherits_the_estimators_budget_threads_and_seed(Estimator):
     params = model.graph_.get_params()
     assert (params["memory_budget"], params["n_jobs"], params["random_state"]) == ("64MiB", 2, 3)
     assert graph.memory_budget is None  # the user's graph is not modified
-
-
-def _xfails(estimator):
-    xfails = {
-        **DEFAULT_OBJECTS_XFAIL,
-        "check_classifiers_classes": (
-            "uses -1 as a class label, which is the unlabeled marker of semi-supervised "
-            "classifiers; pass unlabeled=<other marker> for label sets containing -1"
-        ),
-    }
-    if isinstance(estimator, HarmonicClassifier):
-        xfails["check_non_transformer_estimators_n_iter"] = (
-            "the check labels every point, so Laplace learning has no unlabeled point to solve "
-            "for (n_iter_ = 0)"
-        )
-    return xfails
-
-
-# Poisson learning's graph has 8 neighbours: the checks label every point of three overlapping
-# blobs, which is not its regime (the potentials of the outer classes dominate the middle one's:
-# 67 % training accuracy with a 3-NN graph, 90 % with 8 neighbours, where 83 % is asked).
-@parametrize_with_checks(
-    [
-        HarmonicClassifier(graph=KNNGraph(n_neighbors=3)),
-        PoissonClassifier(graph=KNNGraph(n_neighbors=8)),
-    ],
-    expected_failed_checks=_xfails,
-)
-@pytest.mark.filterwarnings("ignore::semiscale.graph.DisconnectedGraphWarning")
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_laplacian_helper_agrees_with_the_graph():

@@ -2,7 +2,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.kernel_ridge import KernelRidge
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from oracles import (
     add_labeled_prior,
@@ -16,7 +15,6 @@ from semiscale._memory import MemoryBudgetError
 from semiscale.graph import KNNGraph
 from semiscale.kernels import RBF, gamma_from_sigma
 from semiscale.models import LapRLSClassifier, LapRLSRegressor
-from sklearn_checks import DEFAULT_OBJECTS_XFAIL
 
 
 def _moons(n, noise=0.1, seed=0):
@@ -217,36 +215,3 @@ def test_singular_system_falls_back_with_warning():
     with pytest.warns(RuntimeWarning, match="singular"):
         model.fit(X, y)
     assert np.all(np.isfinite(model.predict(X)))
-
-
-#: Checks that cannot pass for a semi-supervised graph estimator, each with its reason.
-#: solver="direct" performs no iterations, so n_iter_ = 0; the check assumes n_iter_ >= 1 whenever
-#: the estimator has a max_iter parameter (used only by solver="cg"/"pcg").
-DIRECT_SOLVER_XFAIL = {
-    "check_non_transformer_estimators_n_iter": "solver='direct' performs no iterations (n_iter_=0)"
-}
-
-EXPECTED_FAILED_CHECKS: dict = {
-    "check_classifiers_classes": (
-        "uses -1 as a class label, which is the unlabeled marker of semi-supervised classifiers "
-        "(DESIGN.md §3); pass unlabeled=<other marker> for label sets containing -1"
-    ),
-}
-
-
-# scikit-learn skips its Array-API input check itself (SCIPY_ARRAY_API unset): semiscale works on
-# numpy/scipy arrays only, so those two skips are expected.
-def _small_graph():
-    return KNNGraph(n_neighbors=3)
-
-
-@parametrize_with_checks(
-    [LapRLSClassifier(graph=_small_graph()), LapRLSRegressor(graph=_small_graph())],
-    expected_failed_checks=lambda est: (
-        {**DIRECT_SOLVER_XFAIL, **EXPECTED_FAILED_CHECKS, **DEFAULT_OBJECTS_XFAIL}
-        if isinstance(est, LapRLSClassifier)
-        else {**DIRECT_SOLVER_XFAIL, **DEFAULT_OBJECTS_XFAIL}
-    ),
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

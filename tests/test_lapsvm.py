@@ -12,7 +12,7 @@ from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
 from semiscale.kernels import RBF
 from semiscale.models import LapSVC, NystromLapSVC
-from sklearn_checks import DEFAULT_OBJECTS_XFAIL
+from sklearn_checks import expected_failed_checks
 
 
 def _moons(n=120, seed=0, per_class=3):
@@ -136,25 +136,12 @@ def _small_graph():
     return KNNGraph(n_neighbors=3)
 
 
+# scikit-learn's checks of every estimator at its defaults run in tests/test_common.py (from
+# the registry); here only the other solvers' configurations.
 @parametrize_with_checks(
-    [LapSVC(graph=_small_graph()), LapSVC(graph=_small_graph(), solver="dual")],
-    expected_failed_checks=lambda est: {
-        **DEFAULT_OBJECTS_XFAIL,
-        "check_classifiers_classes": (
-            "uses -1 as a class label, the unlabeled marker (DESIGN.md §3)"
-        ),
-        **(
-            {}
-            if est.solver == "dual"  # libsvm's iterations
-            else {
-                "check_non_transformer_estimators_n_iter": (
-                    "linear_solver='direct' performs no CG iterations (n_iter_=0)"
-                )
-            }
-        ),
-    },
+    [LapSVC(graph=_small_graph(), solver="dual")], expected_failed_checks=expected_failed_checks
 )
-def test_sklearn_compatible(estimator, check):
+def test_sklearn_compatible_dual(estimator, check):
     check(estimator)
 
 
@@ -192,27 +179,10 @@ def test_reduced_lapsvm_on_two_moons_with_paper_001s_settings():
 
 
 @parametrize_with_checks(
-    [
-        NystromLapSVC(graph=_small_graph(), n_centers=0.5, random_state=0),
-        NystromLapSVC(graph=_small_graph(), n_centers=0.5, random_state=0, solver="pcg"),
-    ],
-    expected_failed_checks=lambda est: {
-        **DEFAULT_OBJECTS_XFAIL,
-        "check_classifiers_classes": (
-            "uses -1 as a class label, the unlabeled marker (DESIGN.md §3)"
-        ),
-        **(
-            {
-                "check_non_transformer_estimators_n_iter": (
-                    "solver='auto' factors each Newton step's s x s system (n_iter_=0)"
-                )
-            }
-            if est.solver == "auto"
-            else {}
-        ),
-    },
+    [NystromLapSVC(graph=_small_graph(), n_centers=0.5, random_state=0, solver="pcg")],
+    expected_failed_checks=expected_failed_checks,
 )
-def test_nystrom_lapsvm_sklearn_compatible(estimator, check):
+def test_nystrom_lapsvm_pcg_sklearn_compatible(estimator, check):
     check(estimator)
 
 

@@ -15,7 +15,7 @@ from semiscale.models import (
     NystromLapRLSClassifier,
     NystromLapRLSRegressor,
 )
-from sklearn_checks import DEFAULT_OBJECTS_XFAIL
+from sklearn_checks import expected_failed_checks
 
 pytestmark = pytest.mark.filterwarnings("ignore::semiscale.graph.DisconnectedGraphWarning")
 
@@ -285,25 +285,13 @@ def _small_graph():
     return KNNGraph(n_neighbors=3)
 
 
-#: Same semi-supervised expected failure as the exact classifier (tests/test_laprls.py).
-_CLASSIFIER_XFAIL = {
-    "check_classifiers_classes": "uses -1 as a class label, the unlabeled marker (DESIGN.md §3)"
-}
-
-
+# scikit-learn's checks of every estimator at its defaults run in tests/test_common.py (from
+# the registry); here only the other solvers' configurations.
 @parametrize_with_checks(
-    [
-        NystromLapRLSClassifier(graph=_small_graph(), n_centers=0.5, random_state=0),
-        NystromLapRLSRegressor(graph=_small_graph(), n_centers=0.5, random_state=0),
-        LapRLSClassifier(graph=_small_graph(), solver="pcg"),
-    ],
-    expected_failed_checks=lambda est: (
-        {**_CLASSIFIER_XFAIL, **DEFAULT_OBJECTS_XFAIL}
-        if hasattr(est, "unlabeled")
-        else DEFAULT_OBJECTS_XFAIL
-    ),
+    [LapRLSClassifier(graph=_small_graph(), solver="pcg")],
+    expected_failed_checks=expected_failed_checks,
 )
-def test_sklearn_compatible(estimator, check):
+def test_sklearn_compatible_pcg(estimator, check):
     check(estimator)
 
 

@@ -4,7 +4,6 @@ against a generic minimisation of their primal (5)-(7), and their errors."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from oracles import slapcvm_primal_minimiser
 from semiscale.datasets import make_two_moons
@@ -13,7 +12,6 @@ from semiscale.kernels import RBF
 from semiscale.models import SparseLapCVMClassifier, SparseLapCVMRegressor
 from semiscale.solvers.cvm import core_vector_machine
 from semiscale.solvers.slapcvm_kernel import SLapCVMKernel, graph_edges
-from sklearn_checks import DEFAULT_OBJECTS_XFAIL
 
 # the blobs and the small moons fall apart into one component per class, as wanted here
 pytestmark = pytest.mark.filterwarnings("ignore::semiscale.graph.DisconnectedGraphWarning")
@@ -134,19 +132,3 @@ def test_errors_name_the_cause():
         SparseLapCVMRegressor(graph=graph, max_core_set=3).fit(X, y_reg)
     with pytest.raises(ValueError, match="C"):
         SparseLapCVMClassifier(C=0.0).fit(X, y)
-
-
-@parametrize_with_checks(
-    [
-        SparseLapCVMClassifier(graph=KNNGraph(n_neighbors=3), random_state=0),
-        SparseLapCVMRegressor(graph=KNNGraph(n_neighbors=3), random_state=0),
-    ],
-    expected_failed_checks=lambda est: {
-        **DEFAULT_OBJECTS_XFAIL,
-        "check_classifiers_classes": (
-            "uses -1 as a class label, the unlabeled marker (DESIGN.md §3)"
-        ),
-    },
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

@@ -321,6 +321,12 @@ class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
     transduction_ : ndarray of shape (n_samples,)
         Predicted labels of the training points.
 
+    See Also
+    --------
+    SparseLapCVMRegressor : The same machine for real targets.
+    LapSVC : The exact Laplacian SVM (paper 001 §2.1).
+    NystromLapSVC : The Laplacian SVM on a reduced basis of centers.
+
     Examples
     --------
     >>> import numpy as np
@@ -484,6 +490,11 @@ class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
         Seconds in the graph, the solve and in total.
     transduction_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
         Predictions at the training points.
+
+    See Also
+    --------
+    SparseLapCVMClassifier : The same machine for class labels.
+    LapRLSRegressor : Exact Laplacian regularized least squares.
 
     Examples
     --------
