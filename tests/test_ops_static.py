@@ -78,6 +78,12 @@ ALLOWED = {
     ("graph/knn.py", "<module>", "threads"): (
         "imports resolve_n_jobs only to turn n_jobs into a count handed to the layer"
     ),
+    ("_progress.py", "<module>", "threads"): (
+        "the ticking progress line's one daemon thread (a timer that prints, no work)"
+    ),
+    ("_measure.py", "machine_info", "threads"): (
+        "threadpoolctl.threadpool_info only reads the BLAS libraries and thread counts to record"
+    ),
     ("graph/_brute.py", "<module>", "threads"): (
         "row_slices: fixed 16-32 MiB chunks of O(n·d) elementwise passes (row norms, exact "
         "distances of the k chosen pairs), not a budgeted product"
