@@ -18,14 +18,9 @@ centers are chosen sets the quality of that approximation:
   2.9–8.5× faster than the sequential one on phishing, ijcnn1, a8a and a9a at s = 0.1 n
   (``benchmarks/results/rpcholesky/``).
 
-Measured on the bench's datasets (``benchmarks/results/center_selection/``; LapRLS with centers
-independent of the labels):
-at ``s = 0.1 n`` rpcholesky lowers the Nyström trace error 3–240× on space_ga, abalone,
-cod-rna and connect-4 and by 20–30 % on phishing, a8a, a9a and ijcnn1 (kmeans++ a little
-less), yet the test RMSE stays within 0.3 % of uniform centers'; at ``s = 0.01 n`` the RMSE
-moves both ways, from 1.5 % better (ijcnn1, kmeans++) to 8.5 % worse (space_ga, kmeans++).
-Selection costs up to 25 s (connect-4, s = 4729, either scheme) where the fit takes about 6 s.
-``"uniform"`` stays the default.
+``"uniform"`` is the default, chosen by measurement: at ``s = 0.1 n`` the kernel-aware schemes
+lower the Nyström trace error (3–240×) but keep LapRLS's test RMSE within 0.3 % of uniform
+centers', at up to 25 s of selection for a 6 s fit (``benchmarks/results/center_selection/``).
 """
 
 from __future__ import annotations
@@ -44,13 +39,9 @@ __all__ = ["jittered_cholesky", "resolve_n_centers", "select_centers", "CENTER_M
 
 
 #: ``n_centers="auto"``: AUTO_MAX_CENTERS centers (or every point when there are fewer).
-#: More did not pay: on a9a (20,000 training points, 1 % and 5 % labeled) s = 2,000 was no more
-#: accurate than s = 1,000 (test accuracy 0.8019 vs 0.8020 and 0.8333 vs 0.8329) and took 1.7x
-#: as long; issue 11 reported the same on two moons up to 10⁶ points.  Fewer did not either:
-#: with the classifiers' default kernel width (``gamma="local"``, measured on a 1,000-point
-#: sample, :data:`semiscale.kernels.MEDIAN_SAMPLE_SIZE`), two moons with n = 2,000 and one label
-#: per class (20 seeds, the estimators' defaults otherwise) reached a worst-seed accuracy of
-#: 0.996 with s = 1,000 but 0.919 with s = 500 (``benchmarks/results/defaults/``).
+#: Chosen by measurement: s = 1,000 gives the worst seed 0.996 on two moons with one label per
+#: class (n = 2,000, 20 seeds; ``benchmarks/results/defaults/``) where s = 500 gave 0.919, and
+#: s = 2,000 was no more accurate than 1,000 on a9a at 1.7× the time (both ad hoc).
 AUTO_MAX_CENTERS = 1000
 
 

@@ -43,16 +43,12 @@ __all__ = ["NystromLapRLSHessian", "cache_fill_passes"]
 
 
 #: Cost model of the K_ns cache decision (:func:`cache_fill_passes`), nanoseconds per kernel
-#: entry with two threads, measured by ``python -m semiscale_bench.studies.memory_budget``
-#: (``benchmarks/results/memory_budget/``): a dense RBF pass costs
-#: ``PASS_NS + PASS_NS_PER_FEATURE · d`` (measured 1.8–5.0 at d = 2 and 3.1–7.6 at d = 50, the
-#: high ends on a busy machine), reading a stored entry ``READ_NS_PER_BYTE · itemsize``
-#: (0.03–0.16 per byte) and touching fresh memory for the first time
-#: ``TOUCH_NS_PER_BYTE · itemsize`` (page faults: 0.13–2.3 ns per byte on the measuring
-#: machine, growing with the size and when the memory was not used recently; the high end is
-#: used, the cost of a large cache on a fresh machine).  Only their ratios matter, taken as
-#: independent of the thread count (the kernel's arithmetic, the reads and the page faults all
-#: run in every thread).
+#: entry: a dense RBF pass costs ``PASS_NS + PASS_NS_PER_FEATURE · d``, reading a stored entry
+#: ``READ_NS_PER_BYTE · itemsize``, touching fresh memory (page faults) ``TOUCH_NS_PER_BYTE ·
+#: itemsize``.  Chosen by measurement, two threads (``benchmarks/results/memory_budget/``): a
+#: pass 1.8–5.0 ns at d = 2 and 3.1–7.6 at d = 50, a read 0.03–0.16 ns per byte, a first touch
+#: 0.13–2.3 ns per byte (its high end is used: a large cache on a fresh machine).  Only the
+#: ratios matter, taken as independent of the thread count.
 PASS_NS = 2.0
 PASS_NS_PER_FEATURE = 0.045
 READ_NS_PER_BYTE = 0.08

@@ -9,13 +9,11 @@ AMG (pyamg's ``smoothed_aggregation_solver``) with the evolution strength of con
 (Olson, Schroder & Tuminaro 2010) brings that to a few tens.
 
 Why smoothed aggregation with evolution strength: heat weights ``exp(−d²/2σ²)`` of one global
-bandwidth span many orders of magnitude between dense and sparse regions, and the classical
-(Ruge–Stüben) V-cycle used before degraded with size on such graphs — Poisson learning on
-1,000,000 two-moons points at its defaults took 188 CG iterations and 104 s end to end, against
-37 iterations and 35.5 s with this hierarchy (same predictions, 99.88 % test accuracy; peak
-memory 1.29 → 1.37 GiB; ad hoc runs, described in ``benchmarks/results/graph_solvers/README.md``),
-and on the 100,000-point graph with the narrower ``bandwidth="kth"`` weights 2,351 iterations
-against 611 at tol=1e-2 (ad hoc).  Evolution strength measures how strongly two
+bandwidth span many orders of magnitude between dense and sparse regions, and a classical
+(Ruge–Stüben) V-cycle degrades with size on such graphs.  Chosen by measurement: Poisson
+learning on 1,000,000 two-moons points, 37 CG iterations and 35.5 s end to end against the
+classical hierarchy's 188 and 104 s, same predictions (``benchmarks/results/graph_solvers/``).
+Evolution strength measures how strongly two
 unknowns are coupled by a few steps of the smoother rather than by the size of one entry, so a
 weak edge inside a dense region and a strong edge between outliers are judged alike.
 

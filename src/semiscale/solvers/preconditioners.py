@@ -55,7 +55,7 @@ from ..linalg.system import NystromFactor
 #: the estimators retry with it).  Measured on a 4000-point skin_nonskin subsample (s = 400,
 #: gamma = 4 × median, ambient_reg 1e-6): with ``s·u`` PCG broke down (pᵀHp ≤ 0) far from the
 #: solution; with 1e-10 it converged (second table of
-#: ``benchmarks/results/skin_convergence/skin_convergence.md``).  Not the default: the jitter
+#: ``benchmarks/results/skin_convergence/``).  Not the default: the jitter
 #: loosens P where K_ss is ill-conditioned (space_ga, ambient_reg 1e-6: up to 17 iterations
 #: instead of 6).
 T_MIN_PIVOT = 1e-10
@@ -75,19 +75,13 @@ LAPLACIAN_ROWS_FRACTION_UNCACHED = 1 / 4
 #: The default sample grows with the graph term's share ``ρ`` of ``Ĝ``'s trace.  The sampled
 #: term's relative error falls like ``1/√t``, so its error relative to ``H`` is about
 #: ``ρ/√t``: above ``GRAPH_SHARE_REFERENCE`` the sample is
-#: ``t · min((ρ / GRAPH_SHARE_REFERENCE)², LAPLACIAN_ROWS_MAX_GROWTH)`` rows.  Measured by
-#: ``benchmarks/results/laplacian_share/``: at the bench's
-#: parameters ``ρ < 0.011`` on every dataset but phishing; on phishing ``t = s/8`` needs 7–8
-#: PCG iterations at ``ρ ≈ 0.04`` (intrinsic_reg 3.16) and 11–13 at ``ρ ≈ 0.11`` (10).
-#: With few labels and ``intrinsic_reg="auto"`` the graph term is nearly all of ``Ĝ``
-#: (``ρ ≈ 1``), and the cap decides: two moons with one label per class (s = 1,000,
-#: ``NystromLapRLSClassifier()``, the few-labels benchmark's scaling draw, ad hoc runs on the
-#: shared machine) needed 2,102 / 2,216 / 4,078 PCG iterations at 10,000 / 20,000 / 100,000
-#: points with the former cap 4 (31.9 s, 67.3 s, 539 s) and 61 / 87 / 95 with 16 (2.4 s,
-#: 4.8 s, 20.4 s: 2,000 rows, 1.1–1.7 s to build), same predictions; the few-labels fits on
-#: usps and mnist (one label per class) kept their time (2.2 → 2.0 s, 3.3 → 3.2 s) with
-#: 44 → 17 and 40 → 18 iterations.  A cap of 64 cut the iterations further (13 on 20,000 moons)
-#: but cost more to build than it saved.
+#: ``t · min((ρ / GRAPH_SHARE_REFERENCE)², LAPLACIAN_ROWS_MAX_GROWTH)`` rows.  Chosen by
+#: measurement: ``ρ < 0.011`` at the bench's parameters except on phishing, where ``t = s/8``
+#: needs 7–8 PCG iterations at ``ρ ≈ 0.04`` and 11–13 at ``ρ ≈ 0.11``
+#: (``benchmarks/results/laplacian_share/``).  With few labels ``ρ ≈ 1`` and the cap decides:
+#: 16 rather than 4 took two moons with one label per class from 2,102–4,078 to 61–95 PCG
+#: iterations at 10⁴–10⁵ points, same predictions; 64 cost more to build than it saved (ad
+#: hoc runs of ``NystromLapRLSClassifier()``, s = 1,000).
 GRAPH_SHARE_REFERENCE = 0.05
 LAPLACIAN_ROWS_MAX_GROWTH = 16.0
 
@@ -341,13 +335,10 @@ def sampled_hessian_preconditioner(
 
     Why the labeled term is exact by default: the labeled block ``Φ_mᵀΦ_m`` dominates ``H`` for
     the paper's ``m = s = 0.1 n``, and a rank-``t`` subsample of it (``t < s``) leaves most of
-    ``H``'s large eigenvalues unmatched.  Measured in ``benchmarks/results/preconditioner_labeled/``
-    (repeat 0 of ``semiscale-bench paper000``'s
-    protocol, CV-chosen parameters, relative residual 1e-6), with ``t = s/4`` Laplacian rows:
-    sampling the labeled term to ``t`` rows needed 10–33 iterations on madelon, space_ga,
-    abalone, phishing and ijcnn1, the exact labeled term 3–4.  The Laplacian term tolerates a
-    much smaller sample (``t = s/16``…``s/4``: 3–10 iterations with the exact labeled term on
-    every dataset of that table).
+    ``H``'s large eigenvalues unmatched.  Chosen by measurement: 3–4 PCG iterations with the
+    exact labeled term, 10–33 with it sampled to ``t = s/4`` rows, on five of paper 000's
+    datasets; the Laplacian term tolerates ``t = s/16``…``s/4`` (3–10 iterations), see
+    ``benchmarks/results/preconditioner_labeled/``.
 
     Parameters
     ----------
@@ -364,9 +355,8 @@ def sampled_hessian_preconditioner(
         ``laplacian_rows_``, and the share, ``graph_trace_share_``.
     n_labeled_rows : int, optional
         Labeled rows kept; default ``max(4s, ⌈n/4⌉)``: all of them whenever ``m ≤ n/4`` (the
-        usual semi-supervised case), a uniform sample beyond (``benchmarks/results/
-        skin_convergence/`` shows what a labeled subsample costs when the labeled term is
-        large).
+        usual semi-supervised case), a uniform sample beyond (what a labeled subsample costs
+        when the labeled term is large: ``benchmarks/results/skin_convergence/``).
     random_state : int, Generator, RandomState or None
     t_min_pivot : float, optional
         Pivot floor of ``T`` (``min_pivot`` of
