@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import is_classifier
 
 from .._validation import check_classification_targets
+from ..models._contract import fit_contract
 from ..solvers.exact import check_dense_fits
 from ..solvers.influence import shared_fold_laplacian
 from ._markers import hide_labels, labeled_mask
@@ -78,15 +79,16 @@ def _fold_laplacian(problem, subgraphs, fit_rows, n, source):
     )
 
 
-def _fold_targets(est, y, labeled, fit_rows, n, marker):
+def _fold_targets(est, rules, y, labeled, fit_rows, n, marker):
     """Target columns and class codes the fold-out fit would use, scattered to n rows."""
     if not is_classifier(est):
         Y = np.asarray(y, dtype=np.float64).reshape(n, -1)
         return np.where(labeled[:, None], np.nan_to_num(Y), 0.0), None
     y_fold = hide_labels(y, ~labeled, marker)
     targets = check_classification_targets(y_fold[fit_rows], fit_rows.size, unlabeled=marker)
-    Y = np.zeros((n, est._encode_targets(targets).shape[1]))
-    Y[fit_rows] = est._encode_targets(targets)
+    encoded = rules.encode_targets(targets)
+    Y = np.zeros((n, encoded.shape[1]))
+    Y[fit_rows] = encoded
     codes = np.zeros(n, dtype=np.intp)
     codes[fit_rows] = targets.codes
     return Y, codes
@@ -121,7 +123,9 @@ def check_folds(estimator, X, y, ssl_folds, marker, hessian, laplacian=None):
                 )
         if inductive is None and np.asarray(fold.fit_rows).size < n:
             inductive = np.sort(np.asarray(fold.fit_rows, dtype=np.intp))
-    if inductive is not None and getattr(estimator, "out_of_sample", "kernel") == "graph":
+    contract = fit_contract(estimator)
+    graph_extension = contract.out_of_sample and estimator.out_of_sample == "graph"
+    if inductive is not None and graph_extension:
         # the fold-out objectives predict held-out points by the kernel expansion; the
         # estimator's predict (and so exact CV) by the graph extension: not the same model
         raise ValueError(
@@ -131,10 +135,9 @@ def check_folds(estimator, X, y, ssl_folds, marker, hessian, laplacian=None):
             "out_of_sample='kernel', transductive folds (SSLKFold(transductive=True)), or "
             "method='exact' for exact CV"
         )
-    if hessian == "exact" and not hasattr(estimator, "n_centers"):
-        check_dense_fits(
-            n + 1, getattr(estimator, "memory_budget", None), 4, "the exact BIF Hessian"
-        )
+    if hessian == "exact" and contract.expansion == "training":
+        # (a Nyström model's exact step is on its centers: no n x n Hessian)
+        check_dense_fits(n + 1, estimator.memory_budget, 4, "the exact BIF Hessian")
     if laplacian is not None and inductive is not None:
         from ..graph import PrecomputedGraph
 
@@ -157,12 +160,12 @@ def build_folds(est, state, X, y, ssl_folds, marker, laplacian=None, graph=None)
 
     def subgraphs():  # built on the first inductive fold only; its row index is shared
         if not cached:
-            owner = graph if graph is not None else getattr(est, "graph_", None)
+            owner = graph if graph is not None else est.graph_
             cached.append(_subgraphs(owner, X, laplacian, problem.laplacian))
         return cached[0]
 
     # what the subgraphs are taken from (as _subgraphs): the graph's adjacency, or the Laplacian
-    owner = graph if graph is not None else getattr(est, "graph_", None)
+    owner = graph if graph is not None else est.graph_
     adjacency = getattr(owner, "adjacency_", None) if laplacian is None else None
     source = adjacency if adjacency is not None else problem.laplacian
     folds = []
@@ -178,7 +181,7 @@ def build_folds(est, state, X, y, ssl_folds, marker, laplacian=None, graph=None)
         L = _fold_laplacian(problem, subgraphs, fit_rows, n, source)
         lam_i = 0.0
         if L is not None and problem.lambda_intrinsic > 0:
-            intrinsic = est._resolve_intrinsic_reg(fit_rows.size, l_fold)
+            intrinsic = state.rules.resolve_intrinsic_reg(fit_rows.size, l_fold)
             trace = float(L.diagonal().sum())
             if not trace > 0:
                 raise ValueError(
@@ -187,7 +190,7 @@ def build_folds(est, state, X, y, ssl_folds, marker, laplacian=None, graph=None)
                 )
             # the fold's λ_I = l_i·c_i/tr(L_i), times l/l_i to keep λ_A = l·ambient_reg
             lam_i = n_labeled * intrinsic / trace
-        targets, codes = _fold_targets(est, y, labeled, fit_rows, n, marker)
+        targets, codes = _fold_targets(est, state.rules, y, labeled, fit_rows, n, marker)
         folds.append(
             _Fold(
                 test_rows=np.asarray(fold.test_rows, dtype=np.intp),

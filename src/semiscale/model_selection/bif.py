@@ -30,6 +30,13 @@ which is its exact step.
 What the first order cannot see: a data-dependent kernel width (``gamma="median"``) is the one
 resolved on all points, and inductive folds use the induced subgraph where exact CV without a
 ``laplacian=`` rebuilds a kNN graph on the training points.
+
+What this module reads of an estimator is declared: its class's
+:class:`~semiscale.models._contract.FitContract` (``approximate_cv``, the solvers it covers,
+early stopping, label diffusion, the span of its expansion) before the fit, and the fit's
+:class:`~semiscale.models._fit_state.FitState` after it, whose
+:class:`~semiscale.models._contract.FitRules` give the targets, centring and labeled prior
+each fold-out fit repeats.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ from .._random import check_random_state
 from .._validation import check_X
 from ..linalg.ops import get_ops
 from ..losses import get_loss
+from ..models._contract import fit_contract, fit_rules, labels_from_decision
 from ..models._fit_state import centring_offset, labeled_prior
 from ..solvers.exact import check_dense_fits, keeping_factor
 from ..solvers.influence import (
@@ -75,33 +83,36 @@ MAX_NEWTON_STEPS = 20
 def supports_bif(estimator) -> bool:
     """True for estimators whose fit the BIF can expand: semiscale's manifold regularizers.
 
-    Those are the estimators fitted through ``ManifoldMixin`` with a smooth loss: LapRLS,
-    primal LapSVM (squared or Huber hinge) and their Nyström variants.
+    Those whose :class:`~semiscale.models._contract.FitContract` declares ``approximate_cv``
+    (a fit through ``ManifoldMixin`` with a smooth loss: LapRLS, primal LapSVM with the
+    squared or Huber hinge, and their Nyström variants), with a ``solver`` it covers.
     """
-    from ..models._base import ManifoldMixin
-
-    if not isinstance(estimator, ManifoldMixin):
+    contract = fit_contract(estimator)
+    if contract is None or not contract.approximate_cv:
         return False
-    if type(estimator)._fit_problem is not ManifoldMixin._fit_problem:
-        return False  # a fit of its own (SLapCVM's core vector machine) keeps no fit state
-    return getattr(estimator, "solver", None) != "dual"
+    solvers = contract.approximate_cv_solvers
+    return solvers is None or estimator.solver in solvers
 
 
 def _check_estimator(estimator):
+    contract = fit_contract(estimator)
     if not supports_bif(estimator):
+        solvers = None if contract is None else contract.approximate_cv_solvers
+        fix = ""
+        if solvers is not None and contract.approximate_cv:
+            fix = f" with solver={estimator.solver!r}: use solver={solvers[0]!r}"
         raise TypeError(
             f"approximate CV needs a semiscale manifold-regularization estimator with a smooth "
             f"loss (LapRLSClassifier, LapRLSRegressor, LapSVC(solver='primal'), their Nyström "
-            f"variants); got {type(estimator).__name__}"
-            + (" with solver='dual': use solver='primal'" if hasattr(estimator, "solver") else "")
+            f"variants); got {type(estimator).__name__}{fix}"
         )
-    if getattr(estimator, "early_stopping", False):
+    if contract.early_stopping and estimator.early_stopping:
         raise ValueError(
             "approximate CV expands around the minimiser of the fit's objective, and "
             f"early_stopping=True stops {type(estimator).__name__}'s Newton iteration before "
             "it: use early_stopping=False (or method='exact' for exact CV)"
         )
-    if getattr(estimator, "label_diffusion", 0):
+    if contract.label_diffusion and estimator.label_diffusion:
         raise ValueError(
             f"approximate CV's influence of a labeled point is that of its own prediction, and "
             f"{type(estimator).__name__}(label_diffusion={estimator.label_diffusion}) compares "
@@ -119,8 +130,7 @@ def wants_factor(hessian, step, n, ssl_folds, estimator, n_labeled) -> bool:
     if n <= AUTO_EXACT_PER_FOLD:
         return True
     transductive = all(np.asarray(fold.fit_rows).size == n for fold in ssl_folds)
-    loss = estimator._problem_loss() if hasattr(estimator, "_problem_loss") else None
-    rows = _woodbury_rows(step, loss, n_labeled)
+    rows = _woodbury_rows(step, fit_rules(estimator).loss, n_labeled)
     affordable = AUTO_WOODBURY_SHARE * rows <= n
     return n <= AUTO_EXACT_SHARED and affordable and (step == "bif" or transductive)
 
@@ -295,15 +305,18 @@ def _fold_decisions(
             columns = _columns(state, X, n_columns, random_state)
             delta_g = nystrom_fold_out(problem, delta_u, specs, spec_of_fold, columns)
     classifier = is_classifier(est)
+    rules = state.rules
+    # the full fit's choice, as the estimator's fit makes it from its resolved weight
+    adds_prior = classifier and rules.adds_labeled_prior(est.intrinsic_reg_)
     out = []
     for i, fold in enumerate(folds):
         g_i = g + delta_g[:, :, i]
-        if classifier and fold.laplacian is not None and est._centres(fold.lambda_intrinsic):
+        if classifier and fold.laplacian is not None and rules.centres(fold.lambda_intrinsic):
             g_i = g_i - centring_offset(g_i, fold.laplacian, fold.fit_rows)
-        if classifier and est._adds_labeled_prior():
+        if adds_prior:
             alpha, shift = labeled_prior(
                 g_i, fold.targets, fold.codes, np.flatnonzero(fold.labeled), len(est.classes_),
-                plus_minus=est._plus_minus_targets(),
+                plus_minus=rules.plus_minus,
             )  # fmt: skip
             g_i = alpha * g_i + shift
         out.append(g_i)
@@ -381,7 +394,7 @@ def bif_cross_val_predict(
     if method == "predict" and is_classifier(est):
         out = hide_labels(np.asarray(y).reshape(n), np.arange(n), marker)
         for rows, dec in pairs:
-            out[rows] = est._labels_from_decision(dec[rows])
+            out[rows] = labels_from_decision(est.classes_, dec[rows])
         return out
     out = np.full((n, r), np.nan)
     for rows, dec in pairs:
@@ -481,7 +494,7 @@ def _fold_scores(est, y, pairs, score, marker, scores):
     for rows, dec in pairs:
         rows = rows[labeled_mask(y[rows], marker)]  # a splitter's test rows may be unlabeled
         if is_classifier(est):
-            pred, truth = est._labels_from_decision(dec[rows]), y[rows]
+            pred, truth = labels_from_decision(est.classes_, dec[rows]), y[rows]
         else:
             pred = dec[rows][:, 0] if dec.shape[1] == 1 else dec[rows]
             truth = np.asarray(y, dtype=np.float64)[rows]

@@ -12,6 +12,13 @@ every estimator — validate → graph (or a given Laplacian) → fit the kernel
 :class:`~semiscale.solvers.problem.ManifoldProblem` (loss, bias and target columns are data) →
 solve → store — and subclasses implement :meth:`_solve` only, usually as
 ``solve_manifold(problem, <their quadratic solver>)``.
+
+What the path reads of an estimator beyond its common parameters is declared once per class,
+in its ``_fit_contract`` (:class:`~semiscale.models._contract.FitContract`: an intercept, early
+stopping, centring, class-balanced targets, the graph extension, a memory budget, threads):
+an optional parameter is read where it is declared, never probed for.  How the raw fit becomes
+the decision (targets, centring, labeled prior) is :func:`~semiscale.models._contract.fit_rules`
+of that declaration and the parameters, kept in the fit state approximate CV repeats.
 """
 
 from __future__ import annotations
@@ -28,18 +35,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._random import as_random_state
 from .._validation import (
-    balanced_targets,
     check_classification_targets,
     check_laplacian,
     check_regression_targets,
     check_X,
-    one_vs_rest_targets,
     validate_X,
-    zero_mean_targets,
 )
-from ..losses import SquaredLoss, get_loss
 from ..scaling import solver_lambdas
 from ..solvers.problem import ManifoldProblem, Solution
+from ._contract import FitContract, fit_rules, labels_from_decision
 from ._defaults import (  # noqa: F401 - re-exported: the estimators import them from here
     AUTO_INTRINSIC_REG_CONSTRAINT,
     AUTO_INTRINSIC_REG_FACTOR,
@@ -64,6 +68,7 @@ __all__ = [
     "DEFAULT_CLASSIFIER_KERNEL",
     "DEFAULT_GRAPH",
     "DEFAULT_KERNEL",
+    "FitContract",
     "FitState",
     "GraphOwnerMixin",
     "ManifoldMixin",
@@ -93,7 +98,10 @@ def _check_fit_laplacian(laplacian, n_samples):
 
 class GraphOwnerMixin:
     """What every estimator that fits its own graph shares: protection of the shared default
-    objects in ``set_params``, and the copy of ``graph`` it fits (:meth:`_graph_to_fit`)."""
+    objects in ``set_params``, and the copy of ``graph`` it fits (:meth:`_graph_to_fit`).
+
+    Every concrete estimator declares ``_fit_contract`` (:class:`FitContract`).
+    """
 
     def set_params(self, **params):
         # The defaults of `kernel` and `graph` are objects shared by every instance (so that
@@ -118,7 +126,8 @@ class GraphOwnerMixin:
                 setattr(self, name, target)
         return super().set_params(**params)
 
-    #: Parameters a graph leaves at None that it takes from the estimator which fits it.
+    #: Parameters a graph leaves at None that it takes from the estimator which fits it (those
+    #: of them the estimator's contract declares; every estimator has ``random_state``).
     _GRAPH_INHERITS = ("memory_budget", "n_jobs", "random_state")
     #: The graph used when ``graph=None`` (a copy of it).
     _default_graph = DEFAULT_GRAPH
@@ -133,10 +142,15 @@ class GraphOwnerMixin:
         """
         graph = clone(self.graph if self.graph is not None else self._default_graph)
         own = graph.get_params(deep=False)
+        contract = self._fit_contract
+        declared = {"memory_budget": contract.memory_budget, "n_jobs": contract.n_jobs}
         inherited = {
-            name: getattr(self, name)
+            name: getattr(self, name)  # a declared parameter of the estimator
             for name in self._GRAPH_INHERITS
-            if name in own and own[name] is None and getattr(self, name, None) is not None
+            if declared.get(name, True)
+            and name in own
+            and own[name] is None
+            and getattr(self, name) is not None
         }
         return graph.set_params(**inherited) if inherited else graph
 
@@ -144,13 +158,15 @@ class GraphOwnerMixin:
 class ManifoldMixin(GraphOwnerMixin):
     """The loss-agnostic fit path of every manifold-regularization estimator.
 
-    Subclasses define ``_solve(problem: ManifoldProblem) -> Solution`` and
+    Subclasses define ``_solve(problem: ManifoldProblem) -> Solution``,
     ``_parameter_constraints`` (scikit-learn's declarative validation, which ``fit`` checks
-    first: :data:`MANIFOLD_PARAMETER_CONSTRAINTS` plus their own parameters), and may set the
-    class attributes ``_loss`` (a :mod:`semiscale.losses` name or object; default squared) and
-    read ``fit_intercept`` from their parameters.  ``fit`` records ``n_features_in_`` (and
-    ``feature_names_in_`` for a DataFrame) with scikit-learn's ``validate_data``; ``predict``,
-    ``decision_function`` and ``score`` check ``X`` against them.
+    first: :data:`MANIFOLD_PARAMETER_CONSTRAINTS` plus their own parameters) and
+    ``_fit_contract`` (:class:`FitContract`, ``fit_path="manifold"``: which optional parameters
+    the path reads), and may set ``_loss`` (a :mod:`semiscale.losses` name or object; default
+    squared) or override ``_problem_loss`` and ``_check_before_graph``.  ``fit`` records
+    ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame) with scikit-learn's
+    ``validate_data``; ``predict``, ``decision_function`` and ``score`` check ``X`` against
+    them.
     """
 
     _loss = "squared"
@@ -158,6 +174,14 @@ class ManifoldMixin(GraphOwnerMixin):
     _default_kernel = DEFAULT_KERNEL
     #: ``c`` of ``intrinsic_reg="auto"`` = ``c · (n / l)²`` (:func:`auto_intrinsic_reg`).
     _auto_intrinsic_factor = AUTO_INTRINSIC_REG_FACTOR
+    #: The classifiers' model switches (:class:`SSLClassifierMixin`, which turns them on);
+    #: a regressor fits its targets as they are and never centres or adds a prior.
+    _zero_mean_targets = False
+    _centre_decision = False
+    _prior_decision = False
+    #: Set on an instance before ``fit`` to keep a :class:`FitState` in ``_fit_state_`` (what
+    #: approximate CV expands; :mod:`semiscale.model_selection.bif`).
+    _keep_fit_state = False
 
     def _check_before_graph(self, n_samples: int, n_labeled: int) -> None:
         """Refuse, before the graph is built, what the solve would refuse after it (a hook)."""
@@ -165,35 +189,26 @@ class ManifoldMixin(GraphOwnerMixin):
     def _problem_loss(self):
         return self._loss
 
-    def _squared_loss(self) -> bool:
-        return isinstance(get_loss(self._problem_loss()), SquaredLoss)
-
-    def _centres(self, lambda_intrinsic: float) -> bool:
-        """Whether the fitted columns are centred: classifiers with a graph term, for the
-        squared loss always, for the hinge losses when their ``centring`` parameter is on."""
-        if not (getattr(self, "_centre_decision", False) and lambda_intrinsic > 0):
-            return False
-        return self._squared_loss() or bool(getattr(self, "centring", False))
-
     def _resolve_intrinsic_reg(self, n_samples: int, n_labeled: int) -> float:
         """``intrinsic_reg`` as a number (``"auto"`` resolved by :func:`auto_intrinsic_reg`)."""
-        if isinstance(self.intrinsic_reg, str) and self.intrinsic_reg == "auto":
-            return auto_intrinsic_reg(n_samples, n_labeled, self._auto_intrinsic_factor)
-        return float(self.intrinsic_reg)
+        return fit_rules(self).resolve_intrinsic_reg(n_samples, n_labeled)
 
     def _fit_problem(self, X, Y, labeled, laplacian, y=None):
         """Graph, kernel, scaled regularizers, the problem, the solver; store the results.
 
         The parameters were validated by ``fit`` (``_parameter_constraints``).
         """
-        fit_intercept = bool(getattr(self, "fit_intercept", False))
+        contract = self._fit_contract
+        rules = fit_rules(self)
+        fit_intercept = contract.fit_intercept and bool(self.fit_intercept)
+        memory_budget = self.memory_budget if contract.memory_budget else None
         start = time.perf_counter()
         timings = {}
         n_labeled = int(labeled.sum())
         # One object for every consumer: a Generator becomes a RandomState on its bit generator.
         random_state = as_random_state(self.random_state)
 
-        intrinsic_reg = self._resolve_intrinsic_reg(X.shape[0], n_labeled)
+        intrinsic_reg = rules.resolve_intrinsic_reg(X.shape[0], n_labeled)
         self.intrinsic_reg_ = intrinsic_reg
         self._check_before_graph(X.shape[0], n_labeled)
         L = None
@@ -216,8 +231,8 @@ class ManifoldMixin(GraphOwnerMixin):
             self.ambient_reg, intrinsic_reg, n_labeled, trace
         )
         # early stopping's sides are those of the centred decision (the weights only then)
-        early_stopping = bool(getattr(self, "early_stopping", False))
-        centred = self._centres(lambda_intrinsic)
+        early_stopping = contract.early_stopping and bool(self.early_stopping)
+        centred = rules.centres(lambda_intrinsic)
         problem = ManifoldProblem(
             X=X,
             targets=Y,
@@ -226,11 +241,11 @@ class ManifoldMixin(GraphOwnerMixin):
             lambda_ambient=lambda_ambient,
             lambda_intrinsic=lambda_intrinsic,
             kernel=self.kernel_,
-            loss=self._problem_loss(),
+            loss=rules.loss,
             fit_intercept=fit_intercept,
-            memory_budget=getattr(self, "memory_budget", None),
+            memory_budget=memory_budget,
             random_state=random_state,
-            verbose=getattr(self, "verbose", 0),
+            verbose=self.verbose,
             stability_tol=self.stability_tol if early_stopping else None,
             stability_weights=L.diagonal() if early_stopping and centred else None,
         )
@@ -253,9 +268,9 @@ class ManifoldMixin(GraphOwnerMixin):
             train_decision = np.asarray(solution.train_decision).reshape(X.shape[0], -1)
         else:
             train_decision = self._raw_decision(X)
-        if getattr(self, "_keep_fit_state", False):
+        if self._keep_fit_state:
             # References and one (n, r) copy: what approximate CV (model_selection.bif) reads.
-            self._fit_state_ = FitState(problem, train_decision.copy(), solution)
+            self._fit_state_ = FitState(problem, train_decision.copy(), solution, rules)
         if centred:
             # the shift moves into intercept_ so that decision_function and predict give the
             # same values on the training points
@@ -269,9 +284,8 @@ class ManifoldMixin(GraphOwnerMixin):
     def _raw_decision(self, X):
         from ..linalg.blocked import kernel_matmul
 
-        decision = kernel_matmul(
-            self.kernel_, X, self.X_fit_, self.dual_coef_, getattr(self, "memory_budget", None)
-        )
+        budget = self.memory_budget if self._fit_contract.memory_budget else None
+        decision = kernel_matmul(self.kernel_, X, self.X_fit_, self.dual_coef_, budget)
         if np.any(self.intercept_):
             decision = decision + self.intercept_
         return decision
@@ -390,48 +404,36 @@ class SSLClassifierMixin(ClassifierMixin):
         _check_y_given(self, y)
         y = _column_or_1d_labels(y)
         targets = check_classification_targets(y, X.shape[0], unlabeled=self.unlabeled)
-        Y = self._encode_targets(targets)
+        rules = fit_rules(self)
+        Y = rules.encode_targets(targets)
         self.classes_ = targets.classes
         decision = self._fit_problem(X, Y, targets.labeled, laplacian, y=y)
         self.__dict__.pop("decision_scale_", None)  # from an earlier fit
-        if self._adds_labeled_prior():
-            decision = self._add_labeled_prior(decision, Y, targets)
+        # (labeled_prior first: a fit without an intrinsic weight, SLapCVM's, adds none)
+        if rules.labeled_prior and rules.adds_labeled_prior(self.intrinsic_reg_):
+            decision = self._add_labeled_prior(decision, Y, targets, rules.plus_minus)
         self.transduction_ = self._labels_from_decision(decision)
         self.extension_ = self._extension_of(X, decision)
         return self
 
     def _extension_of(self, X, decision):
         """``out_of_sample="graph"`` with a graph term: the rule of :mod:`._extension`."""
-        if getattr(self, "out_of_sample", "kernel") != "graph" or not self.intrinsic_reg_ > 0:
+        if not (self._fit_contract.out_of_sample and self.out_of_sample == "graph"):
+            return None
+        if not self.intrinsic_reg_ > 0:
             return None
         graph = self.graph_ if self.graph_ is not None else self.graph
         return extension_rule(graph, self.graph_, X, decision)
 
     def _new_decision(self, X):
         X = self._check_predict_X(X)
-        if getattr(self, "extension_", None) is None:
+        if self.extension_ is None:
             return self._raw_decision(X)
-        budget = getattr(self, "memory_budget", None)
-        return extend(self.extension_, X, budget, getattr(self, "n_jobs", None))
+        contract = self._fit_contract
+        budget = self.memory_budget if contract.memory_budget else None
+        return extend(self.extension_, X, budget, self.n_jobs if contract.n_jobs else None)
 
-    def _encode_targets(self, targets):
-        """The target columns fitted for these labels (class docstring)."""
-        if self._zero_mean_targets and self._squared_loss():
-            balanced = bool(getattr(self, "balanced_targets", False))
-            return balanced_targets(targets) if balanced else zero_mean_targets(targets)
-        return one_vs_rest_targets(targets)
-
-    def _adds_labeled_prior(self) -> bool:
-        """Whether ``fit`` scales the decision and adds the labeled prior (also centred hinges)."""
-        if not self._prior_decision or getattr(self, "balanced_targets", False):
-            return False
-        hinge_centred = getattr(self, "centring", False) and getattr(self, "intrinsic_reg_", 0) > 0
-        return bool(self._zero_mean_targets if self._squared_loss() else hinge_centred)
-
-    def _plus_minus_targets(self) -> bool:  # _encode_targets's ±1 one-vs-rest columns
-        return not (self._zero_mean_targets and self._squared_loss())
-
-    def _add_labeled_prior(self, decision, Y, targets):
+    def _add_labeled_prior(self, decision, Y, targets, plus_minus):
         r"""Map the zero-mean fit f to ``g_c = α f_c + ȳ_c``, kept in ``dual_coef_``/``intercept_``.
 
         ``ȳ`` are the labeled class proportions and ``α = ⟨F_l, Y_l⟩ / ⟨F_l, F_l⟩`` the
@@ -443,7 +445,7 @@ class SSLClassifierMixin(ClassifierMixin):
         """
         alpha, shift = labeled_prior(
             decision, Y, targets.codes, np.flatnonzero(targets.labeled), self.classes_.shape[0],
-            plus_minus=self._plus_minus_targets(),
+            plus_minus=plus_minus,
         )  # fmt: skip
         self.dual_coef_ = self.dual_coef_ * alpha
         self.intercept_ = self.intercept_ * alpha + shift
@@ -451,9 +453,7 @@ class SSLClassifierMixin(ClassifierMixin):
         return decision * alpha + shift
 
     def _labels_from_decision(self, decision):
-        if decision.shape[1] == 1:
-            return self.classes_[(decision[:, 0] > 0).astype(np.intp)]
-        return self.classes_[np.argmax(decision, axis=1)]
+        return labels_from_decision(self.classes_, decision)
 
     def decision_function(self, X):
         """The decision values: the centred fit, scaled, plus the labeled prior (class docstring).

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..solvers.problem import ManifoldProblem, Solution
+from ._contract import FitRules
 
 __all__ = ["FitState", "centring_offset", "labeled_prior"]
 
@@ -23,12 +24,16 @@ class FitState:
 
     ``problem`` is the :class:`ManifoldProblem` handed to the solver (references to ``X`` and
     the Laplacian, not copies), ``decision`` the raw fitted values ``g = Kα + b`` on the
-    training rows before any centring or rescaling, ``solution`` the solver's output.
+    training rows before any centring or rescaling, ``solution`` the solver's output, and
+    ``rules`` the :class:`~semiscale.models._contract.FitRules` that turned ``decision`` into
+    the estimator's decision (targets, centring, labeled prior, the ``"auto"`` weight), which
+    approximate CV repeats on every fold.
     """
 
     problem: ManifoldProblem
     decision: np.ndarray
     solution: Solution
+    rules: FitRules
 
 
 def centring_offset(decision, laplacian, rows=None):

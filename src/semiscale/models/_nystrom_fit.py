@@ -76,7 +76,7 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
 
     def _label_diffusion_steps(self, problem: ManifoldProblem) -> int:
         """Random-walk steps of ``label_diffusion``: 0 without it or without a graph term."""
-        steps = getattr(self, "label_diffusion", 0)
+        steps = self.label_diffusion if self._fit_contract.label_diffusion else 0
         if problem.laplacian is None or problem.lambda_intrinsic == 0:
             return 0
         return int(steps)

@@ -56,6 +56,7 @@ from ..solvers.amg import MAX_INVERSE, AMGPreconditioner
 from ..solvers.cg import cg
 from ._base import (
     UNLABELED_CONSTRAINT,
+    FitContract,
     GraphOwnerMixin,
     SSLClassifierMixin,
     _check_fit_laplacian,
@@ -143,6 +144,7 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
 
     #: Label of the solver in progress bars and messages.
     _method = ""
+    _fit_contract = FitContract(fit_path="label-propagation", expansion=None, n_jobs=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

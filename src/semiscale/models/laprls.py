@@ -34,6 +34,7 @@ from ._base import (
     MANIFOLD_PARAMETER_CONSTRAINTS,
     OUT_OF_SAMPLE_CONSTRAINT,
     UNLABELED_CONSTRAINT,
+    FitContract,
     ManifoldMixin,
     ManifoldProblem,
     Solution,
@@ -175,6 +176,10 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
     >>> model.predict([[0.0, 1.0], [1.0, -0.5]]).round(1)  # new points on each moon
     array([0., 1.])
     """
+
+    _fit_contract = FitContract(
+        fit_path="manifold", expansion="training", fit_intercept=True, approximate_cv=True
+    )
 
     def __init__(
         self,
@@ -380,6 +385,14 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
     """
 
     _auto_intrinsic_factor = EXACT_LAPRLS_AUTO_INTRINSIC_REG_FACTOR
+    _fit_contract = FitContract(
+        fit_path="manifold",
+        expansion="training",
+        fit_intercept=True,
+        balanced_targets=True,
+        out_of_sample=True,
+        approximate_cv=True,
+    )
 
     _parameter_constraints: dict = {
         **_LapRLSBase._parameter_constraints,

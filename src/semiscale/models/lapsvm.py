@@ -35,6 +35,7 @@ from ._base import (
     MANIFOLD_PARAMETER_CONSTRAINTS,
     OUT_OF_SAMPLE_CONSTRAINT,
     UNLABELED_CONSTRAINT,
+    FitContract,
     ManifoldMixin,
     ManifoldProblem,
     Solution,
@@ -216,6 +217,16 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         **EARLY_STOPPING_CONSTRAINTS,
     }
     _default_kernel = DEFAULT_CLASSIFIER_KERNEL
+    _fit_contract = FitContract(
+        fit_path="manifold",
+        expansion="training",
+        fit_intercept=True,
+        early_stopping=True,
+        centring=True,
+        out_of_sample=True,
+        approximate_cv=True,
+        approximate_cv_solvers=("primal",),  # the dual QP's hinge is not smooth
+    )
 
     def __init__(
         self,

@@ -27,6 +27,7 @@ from ._base import (
     DEFAULT_KERNEL,
     OUT_OF_SAMPLE_CONSTRAINT,
     UNLABELED_CONSTRAINT,
+    FitContract,
     SSLClassifierMixin,
     SSLRegressorMixin,
 )
@@ -203,6 +204,14 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         **_NystromLapRLSBase._parameter_constraints,
         **LABEL_DIFFUSION_CONSTRAINT,
     }
+    _fit_contract = FitContract(
+        fit_path="manifold",
+        expansion="centers",
+        fit_intercept=True,
+        label_diffusion=True,
+        n_jobs=True,
+        approximate_cv=True,
+    )
 
     def __init__(
         self,
@@ -497,6 +506,16 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         **UNLABELED_CONSTRAINT,
         **OUT_OF_SAMPLE_CONSTRAINT,
     }
+    _fit_contract = FitContract(
+        fit_path="manifold",
+        expansion="centers",
+        fit_intercept=True,
+        balanced_targets=True,
+        out_of_sample=True,
+        label_diffusion=True,
+        n_jobs=True,
+        approximate_cv=True,
+    )
 
     def __init__(
         self,

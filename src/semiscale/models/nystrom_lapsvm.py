@@ -25,6 +25,7 @@ from ._base import (
     EARLY_STOPPING_CONSTRAINTS,
     OUT_OF_SAMPLE_CONSTRAINT,
     UNLABELED_CONSTRAINT,
+    FitContract,
     SSLClassifierMixin,
 )
 from ._nystrom_fit import _NystromLapRLSBase
@@ -194,6 +195,16 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
         "solver": [StrOptions({"auto", *ITERATIVE_SOLVERS})],
     }
     _default_kernel = DEFAULT_CLASSIFIER_KERNEL
+    _fit_contract = FitContract(
+        fit_path="manifold",
+        expansion="centers",
+        fit_intercept=True,
+        early_stopping=True,
+        centring=True,
+        out_of_sample=True,
+        n_jobs=True,
+        approximate_cv=True,
+    )
 
     def __init__(
         self,

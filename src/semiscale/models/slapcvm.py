@@ -54,6 +54,7 @@ from ..solvers.cvm import core_vector_machine
 from ..solvers.slapcvm_kernel import SLapCVMKernel, graph_edges
 from ._base import (
     UNLABELED_CONSTRAINT,
+    FitContract,
     ManifoldMixin,
     SSLClassifierMixin,
     SSLRegressorMixin,
@@ -103,9 +104,11 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
     _default_graph = SLAPCVM_GRAPH
     #: Items per labeled point (1 for the classifier's margin, 2 for the regressor's tube).
     _items_per_label = 1
-
-    def _squared_loss(self) -> bool:
-        return False
+    #: A fit of its own (no fit_intercept, memory_budget or n_jobs parameter: the CVM's core set
+    #: grows to max_core_set), whose loss is not the squared one; no approximate CV.
+    _fit_contract = FitContract(
+        fit_path="core-vector-machine", expansion="support", memory_budget=False
+    )
 
     def _edges(self, X, laplacian):
         """``graph_edges`` of the fitted graph, or of ``−offdiag(laplacian)`` when given."""
