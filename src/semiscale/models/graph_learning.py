@@ -1,13 +1,14 @@
 r"""Label propagation on the graph: Laplace learning (harmonic functions) and Poisson learning.
 
-This module holds their shared fit path (validation, graph, unreached components, the CG
-solve, the extension to new points); :mod:`semiscale.models.harmonic` and
-:mod:`semiscale.models.poisson` hold the two estimators.  Both solve one sparse linear system in
-the graph Laplacian ``L`` of all training points, labeled and unlabeled, with one column per
-class (the last one inferred), by conjugate gradient (:func:`semiscale.solvers.cg`, every
-product ``L·V`` by the array-operations layer) preconditioned by one algebraic-multigrid
-V-cycle (:mod:`semiscale.solvers.amg`) or by the diagonal (``solver``): O(nnz(L)·C) per
-iteration, no kernel.
+This module holds the two estimators' shared fit path (validation, graph, unreached
+components, the choice of the CG preconditioner, the extension to new points);
+:mod:`semiscale.models.harmonic` and :mod:`semiscale.models.poisson` hold the two estimators,
+and :mod:`semiscale.solvers.graph_learning` their mathematics.  Both solve one sparse linear
+system in the graph Laplacian ``L`` of all training points, labeled and unlabeled, with one
+column per class (the last one inferred), by conjugate gradient (:func:`semiscale.solvers.cg`,
+every product ``L·V`` by the array-operations layer) preconditioned by one
+algebraic-multigrid V-cycle (:mod:`semiscale.solvers.amg`) or by the diagonal (``solver``):
+O(nnz(L)·C) per iteration, no kernel.
 
 - **Laplace learning** (Zhu, Ghahramani & Lafferty, ICML 2003, "Gaussian fields and harmonic
   functions"): the class indicators ``F`` are harmonic on the unlabeled points and equal the
@@ -51,9 +52,8 @@ from .._memory import check_fits
 from .._progress import log
 from .._random import RANDOM_STATE_CONSTRAINT
 from .._validation import check_classification_targets, validate_X
-from ..graph import DisconnectedGraphWarning, connected_components
-from ..solvers.amg import MAX_INVERSE, AMGPreconditioner
-from ..solvers.cg import cg
+from ..graph import DisconnectedGraphWarning
+from ..solvers.graph_learning import component_labels, graph_cg
 from ._base import (
     UNLABELED_CONSTRAINT,
     FitContract,
@@ -71,10 +71,6 @@ __all__ = ["GRAPH_LEARNING_PARAMETER_CONSTRAINTS"]
 #: ``fit``, or a graph without ``n_neighbors``): :class:`~semiscale.graph.KNNGraph`'s default.
 DEFAULT_EXTENSION_NEIGHBORS = 8
 
-#: Row sums of a Laplacian within ``ROW_SUM_RTOL · max|L_ii|`` of 0 (or of each other) count as
-#: equal: ``L = D − W`` (or a power of it) and ``L + ridge·I``.
-ROW_SUM_RTOL = 1e-8
-
 GRAPH_LEARNING_PARAMETER_CONSTRAINTS = {
     "graph": [HasMethods(["fit"]), None],
     "class_prior": [StrOptions({"uniform"}), "array-like", None],
@@ -89,26 +85,6 @@ GRAPH_LEARNING_PARAMETER_CONSTRAINTS = {
 }
 
 
-def _one_hot(codes, n_classes):
-    Y = np.zeros((codes.shape[0], n_classes))
-    Y[np.arange(codes.shape[0]), codes] = 1.0
-    return Y
-
-
-def _component_labels(L, graph):
-    """Connected components of the graph of ``L`` (an edge where an off-diagonal entry ≠ 0).
-
-    A fitted graph's own ``component_labels_`` are reused; a power ``L^p`` has the components
-    of ``L``.
-    """
-    labels = getattr(graph, "component_labels_", None)
-    if labels is not None and labels.shape[0] == L.shape[0]:
-        return labels
-    off = (L - sp.diags(L.diagonal(), format="csr")).tocsr()
-    off.eliminate_zeros()
-    return connected_components(off)[1]
-
-
 #: ``solver="auto"`` uses AMG-preconditioned CG from this many unknowns on.  Up to 15,000 points
 #: (usps, mnist test, letter, 10,000 two-moons points) Jacobi CG took 70–1,100 iterations and at
 #: most the AMG setup's time; on 100,000 two-moons points it took 15,836 iterations and 25.9 s
@@ -120,16 +96,6 @@ AMG_MIN_SIZE = 50_000
 #: Poisson learning caps at 1,000 too): 1,000,000 two-moons points took 188 iterations at
 #: tol=1e-3; without a cap a stalled solve would run 10·n iterations.
 AMG_MAX_ITER = 1000
-
-
-def _jacobi(A):
-    """``V ↦ diag(A)⁻¹ V`` (rows with a non-positive diagonal are left as they are)."""
-    diagonal = A.diagonal()
-    # capped: a degree below 1/DBL_MAX (1e-315 on a million two-moons points) would give inf
-    with np.errstate(over="ignore"):
-        inverse = np.where(diagonal > 0, 1.0 / np.where(diagonal > 0, diagonal, 1.0), 1.0)
-    np.minimum(inverse, MAX_INVERSE, out=inverse)
-    return lambda V: V * inverse[:, None]
 
 
 class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimator):
@@ -213,7 +179,7 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         timings = {"graph": time.perf_counter() - tic}
 
         tic = time.perf_counter()
-        components = _component_labels(L, self.graph_)
+        components = component_labels(L, self.graph_)
         has_label = np.zeros(components.max() + 1, dtype=bool)
         has_label[components[targets.labeled]] = True
         reached = has_label[components]
@@ -264,14 +230,14 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         """Preconditioned CG on ``A X = B`` (one recurrence per class column).
 
         The preconditioner is one smoothed-aggregation AMG V-cycle (:class:`~semiscale.solvers.amg.
-        AMGPreconditioner`) or ``diag(A)⁻¹`` (Jacobi), by ``solver``; ``solver_`` records it.
+        AMGPreconditioner`) or ``diag(A)⁻¹`` (Jacobi), by ``solver``; ``solver_`` records it
+        (:func:`~semiscale.solvers.graph_learning.graph_cg`).
         """
         self.solver_ = self._resolve_solver(A.shape[0])
-        preconditioner = AMGPreconditioner(A) if self.solver_ == "amg" else _jacobi(A)
-        result = cg(
+        result = graph_cg(
             A,
             B,
-            preconditioner=preconditioner,
+            preconditioner=self.solver_,
             tol=self.tol,
             max_iter=(
                 AMG_MAX_ITER if self.max_iter is None and self.solver_ == "amg" else self.max_iter
@@ -285,7 +251,7 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
                 f"relative residual of {result.residuals[-1].max():.2e} (tol={self.tol:g}); "
                 "raise max_iter, or tol",
                 ConvergenceWarning,
-                stacklevel=4,
+                stacklevel=5,  # the fit's caller, through the solvers' function
             )
         return result
 

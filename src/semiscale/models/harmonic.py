@@ -1,32 +1,22 @@
 """Laplace learning (Zhu, Ghahramani & Lafferty 2003), with class mass normalization.
 
 The shared fit path, unreached components and the extension to new points are in
-:mod:`semiscale.models.graph_learning`.
+:mod:`semiscale.models.graph_learning`; the solve is
+:func:`semiscale.solvers.graph_learning.laplace_learning`.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..linalg.ops import get_ops
+from ..solvers.graph_learning import laplace_learning
 from ._base import (
     DEFAULT_GRAPH,
 )
 from .graph_learning import (
     GRAPH_LEARNING_PARAMETER_CONSTRAINTS,
-    ROW_SUM_RTOL,
     _GraphLearningClassifier,
-    _one_hot,
 )
 
 __all__ = ["HarmonicClassifier"]
-
-
-def _rows_sum_to_zero(rows):
-    """Whether every row of ``rows`` sums to 0 (up to ``ROW_SUM_RTOL`` of its largest entry)."""
-    sums = np.abs(np.asarray(rows.sum(axis=1)).ravel())
-    scale = float(np.abs(rows.data).max(initial=0.0)) or 1.0
-    return bool(np.all(sums <= ROW_SUM_RTOL * scale))
 
 
 class HarmonicClassifier(_GraphLearningClassifier):
@@ -201,30 +191,15 @@ class HarmonicClassifier(_GraphLearningClassifier):
         self.unlabeled = unlabeled
 
     def _solve_scores(self, L, targets, components, reached, prior):
-        n_classes = targets.classes.shape[0]
-        labeled = np.flatnonzero(targets.labeled)
-        free = np.flatnonzero(reached & ~targets.labeled)
-        F = np.zeros((L.shape[0], n_classes))
-        F[labeled] = _one_hot(targets.codes[labeled], n_classes)
-        result = None
-        if free.size:
-            rows = L[free]
-            rhs = -get_ops().sparse_matmul(rows[:, labeled], F[labeled])
-            if _rows_sum_to_zero(rows):
-                # then the constants are harmonic, and the columns of F sum to 1 as the one-hot
-                # labels do: solve all but the last
-                result = self._cg(rows[:, free].tocsr(), rhs[:, :-1])
-                F[free] = np.column_stack([result.x, 1.0 - result.x.sum(axis=1)])
-            else:  # a normalized Laplacian, a ridge: every column
-                result = self._cg(rows[:, free].tocsr(), rhs)
-                F[free] = result.x
-        self.label_distributions_ = F
-        scale = np.ones(n_classes)
-        if self.class_mass_normalization and free.size:
-            mass = F[free].sum(axis=0)
-            scale = np.where(mass > 0, prior / np.where(mass > 0, mass, 1.0), 1.0)
-        self.class_scale_ = scale
-        scores = F * scale
-        # unreached rows get the prior (by fit); label_distributions_ too
-        F[~reached] = prior
-        return scores, result
+        solution = laplace_learning(
+            L,
+            targets.labeled,
+            targets.codes,
+            reached,
+            prior,
+            class_mass_normalization=self.class_mass_normalization,
+            solve=self._cg,
+        )
+        self.label_distributions_ = solution.label_distributions
+        self.class_scale_ = solution.class_scale
+        return solution.scores, solution.result

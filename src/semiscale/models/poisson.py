@@ -1,21 +1,19 @@
 """Poisson learning (Calder, Cook, Thorpe & Slepčev, ICML 2020), with mass balancing.
 
 The shared fit path, unreached components and the extension to new points are in
-:mod:`semiscale.models.graph_learning`.
+:mod:`semiscale.models.graph_learning`; the solve is
+:func:`semiscale.solvers.graph_learning.poisson_learning`.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..solvers.graph_learning import poisson_learning
 from ._base import (
     DEFAULT_GRAPH,
 )
 from .graph_learning import (
     GRAPH_LEARNING_PARAMETER_CONSTRAINTS,
-    ROW_SUM_RTOL,
     _GraphLearningClassifier,
-    _one_hot,
 )
 
 __all__ = ["PoissonClassifier"]
@@ -186,60 +184,9 @@ class PoissonClassifier(_GraphLearningClassifier):
         self.verbose = verbose
         self.unlabeled = unlabeled
 
-    @staticmethod
-    def _is_singular(L):
-        """True for rows summing to 0 (``D − W``, powers), False for one positive sum (ridge)."""
-        sums = np.asarray(L.sum(axis=1)).ravel()
-        scale = float(np.abs(L.diagonal()).max(initial=0.0)) or 1.0
-        tol = ROW_SUM_RTOL * scale
-        if np.all(np.abs(sums) <= tol):
-            return True
-        if sums.min() > tol and sums.max() - sums.min() <= tol:
-            return False
-        raise ValueError(
-            "PoissonClassifier needs a Laplacian whose rows sum to zero (L = D - W, or a power "
-            "of it), or all to one positive number (L + ridge*I); this one's row sums range "
-            f"from {sums.min():.3g} to {sums.max():.3g}. A normalized Laplacian "
-            "(KNNGraph(normalized=True)) has another null space, in which the zero-sum sources "
-            "of Poisson learning are not consistent: use normalized=False"
-        )
-
     def _solve_scores(self, L, targets, components, reached, prior):
-        singular = self._is_singular(L)
-        n, n_classes = L.shape[0], targets.classes.shape[0]
-        labeled = np.flatnonzero(targets.labeled)
-        codes = targets.codes[labeled]
-        # labels per class in each component: a component with two or more classes is solved,
-        # one with a single class takes it
-        counts = np.zeros((components.max() + 1, n_classes))
-        np.add.at(counts, (components[labeled], codes), 1.0)
-        n_present = np.count_nonzero(counts, axis=1)
-        share = counts.sum(axis=0) / labeled.size  # ȳ over all labels
-        self.class_scale_ = prior / share
-        scores = np.zeros((n, n_classes))
-        result = None
-        solve = np.flatnonzero(n_present[components] >= 2)
-        if solve.size:
-            index = np.full(n, -1)
-            index[solve] = np.arange(solve.size)
-            inside = index[labeled] >= 0
-            comp = components[labeled[inside]]
-            mean_label = counts[comp] / counts[comp].sum(axis=1, keepdims=True)
-            sources = np.zeros((solve.size, n_classes))
-            sources[index[labeled[inside]]] = _one_hot(codes[inside], n_classes) - mean_label
-            A = L[solve][:, solve].tocsr()
-            # each row of the sources sums to 0, so the columns of U do: solve all but the last
-            result = self._cg(A, sources[:, :-1])
-            U = np.column_stack([result.x, -result.x.sum(axis=1)])
-            if singular:  # Σ_i d_i U_ic = 0 in each component (CG's iterates already are)
-                degree = A.diagonal()
-                _, group = np.unique(components[solve], return_inverse=True)
-                total = np.bincount(group, weights=degree)
-                for c in range(n_classes):
-                    mean = np.bincount(group, weights=degree * U[:, c]) / total
-                    U[:, c] -= mean[group]
-            scores[solve] = U * self.class_scale_
-        single = n_present[components] == 1
-        if single.any():
-            scores[single] = (counts[components[single]] > 0).astype(np.float64)
-        return scores, result
+        solution = poisson_learning(
+            L, targets.labeled, targets.codes, components, prior, solve=self._cg
+        )
+        self.class_scale_ = solution.class_scale
+        return solution.scores, solution.result
