@@ -31,6 +31,7 @@ from semiscale.model_selection.bif import supports_bif
 from semiscale.models import LapRLSRegressor
 from semiscale.models._base import ManifoldMixin
 from semiscale.models._contract import CAPABILITY_PARAMETERS, FitContract, fit_contract, fit_rules
+from semiscale.models._fit_state import fit_with_state
 from semiscale.models.graph_learning import _GraphLearningClassifier
 from semiscale.utils import all_estimators
 
@@ -206,9 +207,8 @@ def test_the_manifold_problem_carries_the_declared_parameters(cls):
     if contract.early_stopping:
         params.update(early_stopping=True, stability_tol=0.05)
     est = _small(cls, **params)
-    est._keep_fit_state = True
-    _fit(est, X, y)
-    state = est._fit_state_
+    state = fit_with_state(est, lambda est: _fit(est, X, y))
+    assert not hasattr(est, "_fit_state_") and not est._keep_fit_state
     assert state.problem.fit_intercept == (contract.fit_intercept and est.fit_intercept)
     assert state.problem.memory_budget == "512MB"
     assert state.problem.stability_tol == (0.05 if contract.early_stopping else None)

@@ -56,7 +56,7 @@ from .._validation import check_X
 from ..linalg.ops import get_ops
 from ..losses import get_loss
 from ..models._contract import fit_contract, fit_rules, labels_from_decision
-from ..models._fit_state import centring_offset, labeled_prior
+from ..models._fit_state import centring_offset, fit_with_state, labeled_prior
 from ..solvers.exact import check_dense_fits, keeping_factor
 from ..solvers.influence import (
     HessianSpec,
@@ -144,14 +144,13 @@ def fit_keeping_state(estimator, X, y, laplacian=None, fit=None, keep_factor=Tru
     had none to keep or ``keep_factor`` is False): the exact influence step reuses it.
     """
     est = clone(estimator)
-    est._keep_fit_state = True
-    with keeping_factor() if keep_factor else contextlib.nullcontext([]) as kept:
-        if fit is None:
+    if fit is None:
+
+        def fit(est):
             est.fit(X, y, laplacian=laplacian)
-        else:
-            fit(est)
-    del est._keep_fit_state
-    state = est.__dict__.pop("_fit_state_", None)
+
+    with keeping_factor() if keep_factor else contextlib.nullcontext([]) as kept:
+        state = fit_with_state(est, fit)
     if state is None:
         raise TypeError(f"{type(estimator).__name__}.fit did not keep its fit state")
     factor = kept[0] if kept else None

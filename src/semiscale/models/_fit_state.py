@@ -15,7 +15,7 @@ import numpy as np
 from ..solvers.problem import ManifoldProblem, Solution
 from ._contract import FitRules
 
-__all__ = ["FitState", "centring_offset", "labeled_prior"]
+__all__ = ["FitState", "centring_offset", "fit_with_state", "labeled_prior"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,22 @@ class FitState:
     decision: np.ndarray
     solution: Solution
     rules: FitRules
+
+
+def fit_with_state(estimator, fit):
+    """Run ``fit(estimator)`` keeping the :class:`FitState`; return it (None if none was kept).
+
+    The protocol of :class:`~semiscale.models._contract.FitContract`'s ``approximate_cv``: the
+    manifold fit path keeps its state in ``_fit_state_`` while ``_keep_fit_state`` is set on
+    the instance.  The state is removed from the estimator, so that it holds no reference to
+    the training data beyond its fitted attributes.
+    """
+    estimator._keep_fit_state = True
+    try:
+        fit(estimator)
+    finally:
+        del estimator._keep_fit_state
+    return estimator.__dict__.pop("_fit_state_", None)
 
 
 def centring_offset(decision, laplacian, rows=None):
