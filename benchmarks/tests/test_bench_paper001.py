@@ -9,9 +9,9 @@ import pytest
 
 from semiscale_bench.cli import main
 from semiscale_bench.harness import CATALOG, RecordStore, load_benchmark, run_benchmark
+from semiscale_bench.harness.curves import fit_in_child
 from semiscale_bench.paper001 import BENCHMARK, PROTOCOL, QUICK
 from semiscale_bench.paper001.data import digit_problem, labeled_rows, plan_sizes
-from semiscale_bench.paper001.fits import fit_in_child
 from semiscale_bench.paper001.protocol import LAPSVM, NYSTROM, REDUCED, SLAPCVM, SLAPCVM_PAPER
 from semiscale_bench.paper001.report import render
 from semiscale_bench.paper001.targets import Verdict, judge, target_lines
@@ -73,11 +73,13 @@ def test_quick_moons_run_resumes_and_reports(tmp_path):
 
 
 def test_a_child_process_fits_one_moons_problem():
-    rec = fit_in_child(QUICK, SLAPCVM_PAPER, 200, 1, TUNED)
+    rec = fit_in_child(BENCHMARK, QUICK, "two moons", SLAPCVM_PAPER, 200, 1, TUNED)
     assert rec["isolated"] is True and rec["n_train"] == 202 and rec["labeled"] == [0, 1]
     assert rec["max_rss_bytes"] >= rec["max_rss_before_fit_bytes"] > 0
     assert 0 < rec["expansions"] < 202 and 0.5 < rec["accuracy"] <= 1
-    failed = fit_in_child(QUICK, NYSTROM, 50, 0, {})  # no tuned parameters: the child fails
+    failed = fit_in_child(
+        BENCHMARK, QUICK, "two moons", NYSTROM, 50, 0, {}
+    )  # no tuned parameters: the child fails
     assert "error" in failed and "KeyError" in failed["error"]
 
 

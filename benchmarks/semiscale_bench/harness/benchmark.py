@@ -119,6 +119,9 @@ class Benchmark:
     table : object, optional
         The :class:`~semiscale_bench.harness.runner.TableSpec` when an experiment is
         :func:`~semiscale_bench.harness.runner.run_table`.
+    curves : object, optional
+        The :class:`~semiscale_bench.harness.curves.CurveSpec` when the experiments are size
+        curves (:func:`~semiscale_bench.harness.curves.run_curves`).
     results : str
         The repository folder of its committed results (e.g. ``benchmarks/results/paper000``),
         for the record and the help text; runs write there only when asked with ``out=``.
@@ -131,6 +134,7 @@ class Benchmark:
     experiments: tuple
     render: Callable
     table: object = None
+    curves: object = None
     results: str = field(default="")
 
 

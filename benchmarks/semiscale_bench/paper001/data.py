@@ -1,93 +1,39 @@
 """Paper 001's problems: one training set, its labeled points, its graph and the test set.
 
-A :class:`Problem` is what every method of one (dataset, u, repeat) is fitted on.  The moons'
-(:func:`moons_problem`) are drawn for each u and repeat; the digits' (:func:`digit_problem`)
-are prefixes of one permutation of a pool (:func:`digit_pool`), with one graph per u shared by
-the repeats, whose labeled points (:func:`labeled_rows`) are the same at every u.  The rules are
-in :mod:`.protocol`'s docstring.
+The hooks of its :class:`~semiscale_bench.harness.curves.CurveSpec`.  The moons' problems
+(:func:`moons_problem`) are drawn for each u and repeat; the digits' (:func:`digit_problem`) are
+prefixes of one permutation of a pool (:func:`digit_pool`), with one graph per u shared by the
+repeats, whose labeled points (:func:`labeled_rows`) are the same at every u.  The rules are in
+:mod:`.protocol`'s docstring.
 """
 
 from __future__ import annotations
 
-import time
-import warnings
-from dataclasses import dataclass
-
 import numpy as np
 
-from semiscale._progress import silenced
 from semiscale_bench.harness import Sizes
-from semiscale_bench.paper001.methods import centers_for, make_graph
-from semiscale_bench.paper001.protocol import EXTENDED
+from semiscale_bench.harness.curves import CurveSpec, Problem, build_graph
+from semiscale_bench.paper001.methods import centers_for, expansions, make_graph
+from semiscale_bench.paper001.protocol import EXTENDED, MOONS, TUNED
 
 __all__ = [
-    "Problem",
+    "CURVES",
     "digit_pool",
     "digit_problem",
     "labeled_rows",
     "moons_problem",
     "plan_sizes",
-    "validation_rows",
+    "pool",
+    "problem",
+    "problem_key",
+    "relabel",
 ]
-
-
-@dataclass
-class Problem:
-    """One training set (labeled rows ``labeled``), its graph, and the test set."""
-
-    dataset: str
-    u: int
-    X_train: np.ndarray
-    y_train: np.ndarray
-    X_test: np.ndarray
-    y_test: np.ndarray
-    laplacian: object = None
-    graph_seconds: float = 0.0
-    n_edges: int = 0
-    n_components: int = 0
-    labeled: np.ndarray | None = None
-
-    @property
-    def n_train(self) -> int:
-        return self.X_train.shape[0]
-
-    def observed(self, labeled=None) -> np.ndarray:
-        """The targets with only ``labeled`` (default :attr:`labeled`) rows kept, -1 elsewhere."""
-        rows = self.labeled if labeled is None else labeled
-        y = np.full(self.n_train, -1, dtype=np.int64)
-        y[rows] = self.y_train[rows]
-        return y
-
-    def graph_facts(self) -> dict:
-        return {
-            "graph_seconds": self.graph_seconds,
-            "n_edges": self.n_edges,
-            "n_components": self.n_components,
-            "n_train": self.n_train,
-            "n_test": int(self.X_test.shape[0]),
-            "d": int(self.X_train.shape[1]),
-        }
 
 
 def plan_sizes(protocol, dataset: str, u: int) -> Sizes:
     """The sizes that decide caps: n_train = u + 2 (two labeled points), r or s centers."""
     n_train = u + 2
     return Sizes(0, 0, n_train, 2, centers_for(protocol, dataset, n_train))
-
-
-def build_graph(protocol, problem: Problem, seed: int = 0) -> Problem:
-    """Fit the paper's graph on the training points; record its seconds and edges."""
-    from semiscale.solvers.slapcvm_kernel import graph_edges
-
-    start = time.perf_counter()
-    with warnings.catch_warnings(), silenced():
-        warnings.simplefilter("ignore")
-        graph = make_graph(protocol, seed).fit(problem.X_train)
-    problem.graph_seconds = time.perf_counter() - start
-    problem.laplacian = graph.laplacian_
-    problem.n_edges = int(graph_edges(graph.adjacency_)[0].size)
-    problem.n_components = int(graph.n_components_)
-    return problem
 
 
 def moons_problem(protocol, u: int, repeat: int, *, graph: bool = True) -> Problem:
@@ -101,7 +47,7 @@ def moons_problem(protocol, u: int, repeat: int, *, graph: bool = True) -> Probl
         "two moons", u, np.vstack([X_lab, X]), np.concatenate([y_lab, y]), X_test, y_test
     )
     problem.labeled = np.array([0, 1])
-    return build_graph(protocol, problem, repeat) if graph else problem
+    return build_graph(problem, make_graph(protocol, repeat)) if graph else problem
 
 
 def digit_pool(protocol, dataset: str, data_home=None):
@@ -127,7 +73,7 @@ def digit_problem(protocol, dataset: str, pool, u: int, *, graph: bool = True) -
         raise ValueError(f"{dataset}: u = {u} needs {u + 2} rows, the pool has {X_pool.shape[0]}")
     rows = np.random.default_rng(protocol.pool_seed).permutation(X_pool.shape[0])[: u + 2]
     problem = Problem(dataset, u, X_pool[rows], y_pool[rows], X_test, y_test)
-    return build_graph(protocol, problem) if graph else problem
+    return build_graph(problem, make_graph(protocol)) if graph else problem
 
 
 def labeled_rows(protocol, dataset: str, y_train, repeat: int) -> np.ndarray:
@@ -138,13 +84,64 @@ def labeled_rows(protocol, dataset: str, y_train, repeat: int) -> np.ndarray:
     return np.array([rng.choice(np.flatnonzero(y_train[:head] == c)) for c in classes])
 
 
-def validation_rows(problem: Problem, per_class: int) -> np.ndarray:
-    """``per_class`` unlabeled training rows per class (seed 1000): the validation points."""
-    rng = np.random.default_rng(1000)
-    free = np.setdiff1d(np.arange(problem.n_train), problem.labeled)
-    picks = [
-        rng.choice(rows, min(per_class, rows.size), replace=False)
-        for c in np.unique(problem.y_train)
-        for rows in [free[problem.y_train[free] == c]]
+def pool(protocol, dataset: str, data_home=None):
+    """The digits' pool; None for the moons (drawn per problem)."""
+    return (
+        None
+        if protocol.dataset(dataset).source == MOONS
+        else digit_pool(protocol, dataset, data_home)
+    )
+
+
+def problem(protocol, dataset: str, pool, u: int, repeat: int) -> Problem:
+    """Repeat ``repeat``'s problem at size ``u``, its graph built and its labeled rows drawn."""
+    if protocol.dataset(dataset).source == MOONS:
+        return moons_problem(protocol, u, repeat)
+    made = digit_problem(protocol, dataset, pool, u)
+    return relabel(protocol, dataset, made, repeat)
+
+
+def problem_key(protocol, dataset: str, u: int, repeat: int):
+    """The moons draw a problem per (u, repeat); the digits share one per u (one graph)."""
+    return (u, repeat) if protocol.dataset(dataset).source == MOONS else u
+
+
+def relabel(protocol, dataset: str, problem: Problem, repeat: int) -> Problem:
+    """The digits' labeled rows of ``repeat``; the moons' are fixed (rows 0 and 1)."""
+    if protocol.dataset(dataset).source != MOONS:
+        problem.labeled = labeled_rows(protocol, dataset, problem.y_train, repeat)
+    return problem
+
+
+def grid(protocol) -> list[dict]:
+    """The validation grid: every (ambient_reg, intrinsic_reg), ambient_reg major."""
+    return [
+        {"ambient_reg": a, "intrinsic_reg": i}
+        for a in protocol.ambient_grid
+        for i in protocol.intrinsic_grid
     ]
-    return np.sort(np.concatenate(picks))
+
+
+#: Paper 001's size curves: Figure 1 (the moons, each fit in its own process when the protocol
+#: isolates) and Figure 2 (the digits).
+CURVES = CurveSpec(
+    experiment=lambda protocol, dataset: protocol.experiment_of(dataset),
+    sizes=lambda protocol, dataset: protocol.sizes_of(dataset),
+    plan_sizes=plan_sizes,
+    pool=pool,
+    problem=problem,
+    problem_key=problem_key,
+    relabel=relabel,
+    expansions=expansions,
+    tuned=TUNED,
+    grid=grid,
+    measures={
+        "fig1": ("accuracy", "fit", "total", "expansions", "memory", "predict"),
+        "fig2": ("accuracy", "fit", "expansions", "predict"),
+    },
+    child_knobs=(
+        *("moons_noise", "moons_test", "moons_gamma", "moons_centers", "n_neighbors"),
+        *("slapcvm", "slapcvm_paper", "svm_C"),
+    ),
+    isolated=("fig1",),
+)

@@ -12,11 +12,10 @@ on the repeats both methods ran.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from semiscale_bench.paper001.data import plan_sizes
+from semiscale_bench.harness.verdicts import Verdict, combine, size_cells
+from semiscale_bench.paper001.data import CURVES
 from semiscale_bench.paper001.protocol import LAPSVM, MOONS, SLAPCVM, SLAPCVM_PAPER
 
 __all__ = ["TARGETS", "Verdict", "judge", "target_lines"]
@@ -29,52 +28,8 @@ EXPANSION_SHARE = 0.01
 METHODS = (SLAPCVM, SLAPCVM_PAPER)
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """``status`` is ``"PASS"``, ``"FAIL"`` or ``"not measured"``; ``detail`` says why."""
-
-    status: str
-    detail: str
-
-    def text(self) -> str:
-        return f"**{self.status}**" + (f": {self.detail}" if self.detail else "")
-
-
 def _cells(protocol, store, name: str, method: str):
-    """u -> (records of every planned repeat, None) or (None, why not measured, or the error).
-
-    An error on any planned repeat (a crash, out of memory) is that size's verdict; a size
-    with some planned repeats not recorded yet is not measured (k of n repeats).
-    """
-    experiment = protocol.experiment_of(name)
-    out = {}
-    for u in protocol.sizes_of(name):
-        repeats, reason = protocol.plan(method, name, plan_sizes(protocol, name, u))
-        recs = [
-            r
-            for r in store.select(experiment, name, method)
-            if r["setting"] == f"u={u}" and r["repeat"] in repeats
-        ]
-        errors = [r for r in recs if "error" in r]
-        ok = [r for r in recs if "error" not in r]
-        if not repeats:
-            out[u] = (None, reason)
-        elif errors:
-            out[u] = (None, f"ERROR {errors[0]['error']}")
-        elif len(ok) < len(repeats):
-            out[u] = (None, f"not run yet ({len(ok)} of {len(repeats)} repeats)")
-        else:
-            out[u] = (ok, None)
-    return out
-
-
-def _combine(fails: list[str], missing: list[str], passes: list[str]) -> Verdict:
-    if fails:
-        extra = f"; not measured: {'; '.join(missing)}" if missing else ""
-        return Verdict("FAIL", "; ".join(fails) + extra)
-    if missing:
-        return Verdict("not measured", "; ".join(missing))
-    return Verdict("PASS", "; ".join(passes))
+    return size_cells(CURVES, protocol, store, name, method)
 
 
 def _moons(protocol) -> str | None:
@@ -98,7 +53,7 @@ def _each_size(protocol, store, method, value, passes, unit) -> Verdict:
             note = f" ({stopped} fit(s) NOT converged)" if stopped else ""
             (ok if passes(v) and not stopped else fails).append(f"u = {u:,}: {unit(v)}{note}")
     missing = [f"u = {', '.join(us)}: {why}" for why, us in unmeasured.items()]
-    return _combine(fails, missing, ok)
+    return combine(fails, missing, ok)
 
 
 def _at_big_u(protocol, store, method, value, passes, unit, needs_isolation=False) -> Verdict:
@@ -135,7 +90,7 @@ def _versus_lapsvm(protocol, store, method, datasets, metric, better, unit) -> V
             (ok if better(va, vb) else fails).append(f"{name} u = {u:,}: {unit(va, vb)}")
     if not fails and not ok:
         return Verdict("not measured", f"{method} and {LAPSVM} never ran at the same size")
-    return _combine(fails, [], ok)
+    return combine(fails, [], ok)
 
 
 def _mean_acc(recs) -> float:
