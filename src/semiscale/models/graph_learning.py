@@ -251,7 +251,7 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
                 f"relative residual of {result.residuals[-1].max():.2e} (tol={self.tol:g}); "
                 "raise max_iter, or tol",
                 ConvergenceWarning,
-                stacklevel=5,  # the fit's caller, through the solvers' function
+                stacklevel=5,  # past _cg, the solvers.graph_learning function, _solve_scores, fit
             )
         return result
 
