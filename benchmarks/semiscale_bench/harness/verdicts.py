@@ -1,17 +1,19 @@
 """Targets judged from the records: PASS, FAIL, or "not measured" with the reason, never PASS.
 
-A :class:`Verdict` is one target's outcome for one method.  :func:`size_cells` gathers a method's
-records of one dataset size by size (an error on any planned repeat fails the size; planned
-repeats not all recorded leave it not measured); :func:`combine` turns per-size outcomes into a
-verdict: a measured miss is a FAIL, a target with unmeasured points and no miss is "not
-measured".
+A :class:`Verdict` is one target's outcome for one method of a benchmark's size curves.
+:func:`size_cells` gathers a method's records of one dataset size by size (an error on any
+planned repeat fails the size; planned repeats not all recorded leave it not measured);
+:func:`combine` turns per-size outcomes into a verdict: a measured miss is a FAIL, a target
+with unmeasured points and no miss is "not measured".  The common targets: a value at every
+size (:func:`every_size`), at one size (:func:`at_size`), against a reference method wherever
+both ran (:func:`versus`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Verdict", "combine", "size_cells"]
+__all__ = ["Verdict", "at_size", "combine", "every_size", "size_cells", "versus"]
 
 
 @dataclass(frozen=True)
@@ -60,3 +62,59 @@ def combine(fails: list[str], missing: list[str], passes: list[str]) -> Verdict:
     if missing:
         return Verdict("not measured", "; ".join(missing))
     return Verdict("PASS", "; ".join(passes))
+
+
+def every_size(spec, protocol, store, dataset, method, value, passes, unit) -> Verdict:
+    """Every size of ``dataset``: ``passes(value(records))``; an error or a fit that did not
+    converge fails its size.  ``unit(value)`` is the value as the verdict shows it."""
+    fails, unmeasured, ok = [], {}, []
+    for u, (recs, why) in size_cells(spec, protocol, store, dataset, method).items():
+        if recs is None and why.startswith("ERROR"):
+            fails.append(f"u = {u:,}: {why}")
+        elif recs is None:
+            unmeasured.setdefault(why, []).append(f"{u:,}")
+        else:
+            v = value(recs)
+            stopped = sum(not r.get("converged", True) for r in recs)
+            note = f" ({stopped} fit(s) NOT converged)" if stopped else ""
+            (ok if passes(v) and not stopped else fails).append(f"u = {u:,}: {unit(v)}{note}")
+    missing = [f"u = {', '.join(us)}: {why}" for why, us in unmeasured.items()]
+    return combine(fails, missing, ok)
+
+
+def at_size(spec, protocol, store, dataset, u, method, value, passes, unit, isolated=False):
+    """At size ``u`` of ``dataset``: ``passes(value(records))``; with ``isolated``, only fits
+    that ran in their own processes are measured (a peak memory)."""
+    sizes = spec.sizes(protocol, dataset)
+    if u not in sizes:
+        return Verdict(
+            "not measured", f"u = {u:,} is not in this protocol (largest u = {max(sizes):,})"
+        )
+    recs, why = size_cells(spec, protocol, store, dataset, method)[u]
+    if recs is None:
+        return Verdict("FAIL" if why.startswith("ERROR") else "not measured", why)
+    if isolated and not all(r.get("isolated") for r in recs):
+        return Verdict("not measured", "the fits were not isolated in their own processes")
+    v = value(recs)
+    return Verdict("PASS" if passes(v) else "FAIL", unit(v))
+
+
+def versus(spec, protocol, store, datasets, method, reference, metric, better, unit) -> Verdict:
+    """Wherever ``method`` and ``reference`` both ran (on their common repeats):
+    ``better(metric(ours), metric(theirs))``; ``unit(ours, theirs)`` shows the two."""
+    fails, ok = [], []
+    for name in datasets:
+        ours, theirs = (size_cells(spec, protocol, store, name, m) for m in (method, reference))
+        for u in spec.sizes(protocol, name):
+            a, b = ours[u][0], theirs[u][0]
+            if a is None or b is None:
+                continue
+            common = sorted({r["repeat"] for r in a} & {r["repeat"] for r in b})
+            if not common:
+                continue
+            va = metric([r for r in a if r["repeat"] in common])
+            vb = metric([r for r in b if r["repeat"] in common])
+            (ok if better(va, vb) else fails).append(f"{name} u = {u:,}: {unit(va, vb)}")
+    if not fails and not ok:
+        return Verdict("not measured", f"{method} and {reference} never ran at the same size")
+    return combine(fails, [], ok)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from semiscale_bench.harness.verdicts import Verdict, combine, size_cells
+from semiscale_bench.harness.verdicts import Verdict, at_size, every_size, size_cells, versus
 from semiscale_bench.paper001.data import CURVES
 from semiscale_bench.paper001.protocol import LAPSVM, MOONS, SLAPCVM, SLAPCVM_PAPER
 
@@ -28,10 +28,6 @@ EXPANSION_SHARE = 0.01
 METHODS = (SLAPCVM, SLAPCVM_PAPER)
 
 
-def _cells(protocol, store, name: str, method: str):
-    return size_cells(CURVES, protocol, store, name, method)
-
-
 def _moons(protocol) -> str | None:
     return next((d.name for d in protocol.datasets if d.source == MOONS), None)
 
@@ -41,56 +37,21 @@ def _each_size(protocol, store, method, value, passes, unit) -> Verdict:
     name = _moons(protocol)
     if name is None:
         return Verdict("not measured", "no two-moons dataset in the protocol")
-    fails, unmeasured, ok = [], {}, []
-    for u, (recs, why) in _cells(protocol, store, name, method).items():
-        if recs is None and why.startswith("ERROR"):
-            fails.append(f"u = {u:,}: {why}")
-        elif recs is None:
-            unmeasured.setdefault(why, []).append(f"{u:,}")
-        else:
-            v = value(recs)
-            stopped = sum(not r.get("converged", True) for r in recs)
-            note = f" ({stopped} fit(s) NOT converged)" if stopped else ""
-            (ok if passes(v) and not stopped else fails).append(f"u = {u:,}: {unit(v)}{note}")
-    missing = [f"u = {', '.join(us)}: {why}" for why, us in unmeasured.items()]
-    return combine(fails, missing, ok)
+    return every_size(CURVES, protocol, store, name, method, value, passes, unit)
 
 
 def _at_big_u(protocol, store, method, value, passes, unit, needs_isolation=False) -> Verdict:
     """At u = 1,000,000 on the moons: ``value(records)`` must satisfy ``passes``."""
     name = _moons(protocol)
-    if name is None or BIG_U not in protocol.moons_sizes:
-        largest = max(protocol.moons_sizes) if name else 0
-        return Verdict(
-            "not measured", f"u = {BIG_U:,} is not in this protocol (largest u = {largest:,})"
-        )
-    recs, why = _cells(protocol, store, name, method)[BIG_U]
-    if recs is None:
-        return Verdict("FAIL" if why.startswith("ERROR") else "not measured", why)
-    if needs_isolation and not all(r.get("isolated") for r in recs):
-        return Verdict("not measured", "the fits were not isolated in their own processes")
-    v = value(recs)
-    return Verdict("PASS" if passes(v) else "FAIL", unit(v))
+    if name is None:
+        return Verdict("not measured", f"u = {BIG_U:,} is not in this protocol (largest u = 0)")
+    check = (value, passes, unit, needs_isolation)
+    return at_size(CURVES, protocol, store, name, BIG_U, method, *check)
 
 
 def _versus_lapsvm(protocol, store, method, datasets, metric, better, unit) -> Verdict:
     """Wherever ``method`` and LapSVM both ran (common repeats): ``better(ours, theirs)``."""
-    fails, ok = [], []
-    for name in datasets:
-        ours, theirs = (_cells(protocol, store, name, m) for m in (method, LAPSVM))
-        for u in protocol.sizes_of(name):
-            a, b = ours[u][0], theirs[u][0]
-            if a is None or b is None:
-                continue
-            common = sorted({r["repeat"] for r in a} & {r["repeat"] for r in b})
-            if not common:
-                continue
-            va = metric([r for r in a if r["repeat"] in common])
-            vb = metric([r for r in b if r["repeat"] in common])
-            (ok if better(va, vb) else fails).append(f"{name} u = {u:,}: {unit(va, vb)}")
-    if not fails and not ok:
-        return Verdict("not measured", f"{method} and {LAPSVM} never ran at the same size")
-    return combine(fails, [], ok)
+    return versus(CURVES, protocol, store, datasets, method, LAPSVM, metric, better, unit)
 
 
 def _mean_acc(recs) -> float:
@@ -128,7 +89,8 @@ def sublinear(protocol, store, method) -> Verdict:
     name = _moons(protocol)
     if name is None:
         return Verdict("not measured", "no two-moons dataset in the protocol")
-    cells = {u: recs for u, (recs, _) in _cells(protocol, store, name, method).items() if recs}
+    cells = size_cells(CURVES, protocol, store, name, method)
+    cells = {u: recs for u, (recs, _) in cells.items() if recs}
     sized = {
         u: recs for u, recs in cells.items() if all(r.get("core_set") is not None for r in recs)
     }
