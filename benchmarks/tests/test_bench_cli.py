@@ -82,3 +82,17 @@ def test_every_documented_script_exists():
     for where, script in _documented(r"python (benchmarks/scripts/\w+\.py)"):
         if script != "benchmarks/scripts/NAME.py":
             assert (root / script).is_file(), (where, script)
+
+
+def test_every_script_starts_and_explains_itself():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    scripts = sorted((Path(__file__).resolve().parents[1] / "scripts").glob("*.py"))
+    assert len(scripts) >= 3
+    for script in scripts:
+        run = subprocess.run(
+            [sys.executable, str(script), "--help"], capture_output=True, text=True
+        )
+        assert run.returncode == 0 and "--out" in run.stdout, (script.name, run.stderr[-500:])
