@@ -7,6 +7,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from oracles import add_labeled_prior, centre_by_degree, zero_mean_class_targets
 from semiscale._memory import MemoryBudgetError
+from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
 from semiscale.kernels import RBF
 from semiscale.models import (
@@ -359,3 +360,18 @@ def test_auto_centers_shrink_to_the_memory_budget():
     # an explicit n_centers is kept, and refused when it does not fit
     with pytest.raises(MemoryBudgetError, match="12"):
         NystromLapRLSClassifier(n_centers=1000, memory_budget="12MiB").fit(X, y_ssl)
+
+
+@pytest.mark.parametrize("cls", [NystromLapRLSClassifier, NystromLapRLSRegressor])
+def test_label_diffusion_with_a_bias_is_refused_naming_both_parameters(cls):
+    # Before: "label_diffusion applies to the squared loss only", though the loss is squared.
+    X, y = make_two_moons(n_samples=200, noise=0.1, random_state=0)
+    y = np.where(
+        np.isin(np.arange(200), [0, 1, 100, 101]),
+        y,
+        -1 if cls is NystromLapRLSClassifier else np.nan,
+    )
+    with pytest.raises(ValueError, match="label_diffusion=.*fit_intercept=True.*label_diffusion=0"):
+        cls(fit_intercept=True, label_diffusion=3, n_centers=20, random_state=0).fit(X, y)
+    fitted = cls(fit_intercept=True, label_diffusion=0, n_centers=20, random_state=0).fit(X, y)
+    assert np.all(np.isfinite(fitted.predict(X)))

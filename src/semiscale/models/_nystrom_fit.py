@@ -79,6 +79,14 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
         steps = self.label_diffusion if self._fit_contract.label_diffusion else 0
         if problem.laplacian is None or problem.lambda_intrinsic == 0:
             return 0
+        if steps and problem.fit_intercept:
+            # The bias borders the system with a column on every row (J_a + λ_I L)·1, while
+            # the diffusion holds the labeled rows fixed: the two do not compose.
+            raise ValueError(
+                f"label_diffusion={steps} cannot be combined with fit_intercept=True (the "
+                "diffusion fixes the labeled rows, the bias moves them all); set "
+                "label_diffusion=0 to fit a bias, or fit_intercept=False to keep the diffusion"
+            )
         return int(steps)
 
     def _check_before_graph(self, n_samples: int, n_labeled: int) -> None:
