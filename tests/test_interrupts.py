@@ -73,7 +73,8 @@ def _interrupt_when_a_worker_starts(call):
     def interrupter():
         deadline = time.monotonic() + 0.2
         while time.monotonic() < deadline:
-            if set(threading.enumerate()) - before - {threading.current_thread()}:
+            new = set(threading.enumerate()) - before - {threading.current_thread()}
+            if any(t.is_alive() for t in new):  # running, not only listed by start()
                 break
             time.sleep(0.001)
         signal.pthread_kill(main, signal.SIGINT)
@@ -90,9 +91,16 @@ def _interrupt_when_a_worker_starts(call):
         running = set(threading.enumerate()) - before - {sender}
         running_at_interrupt = any(t.is_alive() for t in running)
     sender.join()
+    deadline = time.monotonic() + 60
     for worker in set(threading.enumerate()) - before:
-        if not worker.daemon:  # the abandoned factorization ends; nothing freed under it
-            worker.join(timeout=60)
+        if worker.daemon:
+            continue
+        # A worker whose start() the interrupt cut short is listed before it runs, and joining
+        # it then raises RuntimeError ("cannot join thread before it is started"): wait for it.
+        while not worker.is_alive() and worker in threading.enumerate():
+            assert time.monotonic() < deadline, f"{worker.name} never started"
+            time.sleep(0.001)
+        worker.join(timeout=60)  # the abandoned factorization ends; nothing freed under it
     assert running_at_interrupt is not None, "the SIGINT never raised KeyboardInterrupt"
     return running_at_interrupt
 
