@@ -107,8 +107,8 @@ UNBUDGETED_BASE_BYTES = 32 * 1024**2
 def unbudgeted_bytes(n_samples, n_features, laplacian_nnz=0, n_outputs=1, itemsize=8) -> int:
     """The documented constant overhead of a budgeted fit: what ``memory_budget`` does not cover.
 
-    A fit's peak memory beyond its inputs stays below ``memory_budget`` plus this (measured by
-    ``python -m semiscale_bench.studies.memory_budget``, ``benchmarks/results/memory_budget/``).
+    A fit's peak memory beyond its inputs stays below ``memory_budget`` plus this (measured:
+    ``benchmarks/results/memory_budget/``).
     Every allocation proportional to ``n·s``, ``s²``, ``n·r`` work arrays or a kernel block is
     inside the budget; outside it are:
 

@@ -105,28 +105,27 @@ class KNNGraph(BaseEstimator):
         duplicates) gets the smallest positive scale, with a warning.  ``bandwidth`` is ignored.
         ``"kth-gaussian"`` is GraphLearning's graph (Calder et al., Poisson learning):
         ``exp(-4 d_ij² / σ_i²)`` with the edge's source scale, best with
-        ``symmetrize="average"`` as there.  Measured by ``benchmarks/results/graph_kth_gaussian/``:
-        on the full usps and mnist sets it lifts Poisson learning by 0.7 to 1.9 points over
-        the default at 1 to 10 labels per class (mnist one label per class: 75.5 → 77.0 %),
-        but on two moons of 10,000 and 100,000 points with one label per class it links the
-        moons and falls to 81 % where the heat weights of one global width keep 99.9 % (so
-        does ``"self-tuning"``, 79–82 % in an ad hoc run): ``"heat"`` stays the default.
+        ``symmetrize="average"`` as there.  ``"heat"`` is the default by measurement: the
+        kth-gaussian graph lifts Poisson learning by 0.7 to 1.9 points on usps and mnist, but
+        links the two moons (10⁵–10⁶ points, one label per class: 81 % against 99.9 %;
+        ``benchmarks/results/graph_kth_gaussian/``), as ``"self-tuning"`` does (79–82 %, ad
+        hoc).
     bandwidth : {"contrast", "mean", "median", "mean-square", "kth"} or float, default="contrast"
         Heat-kernel ``σ``.  ``"contrast"`` sets ``2σ² = d̄_k² − d̄_1²`` (``d̄_1``, ``d̄_k``: the
         mean distances to the nearest and to the k-th neighbour), so that an edge as long as
         the mean nearest one weighs ``e`` times one as long as the mean k-th one, whatever the
-        dimension.  ``"mean"`` (the default before) is the mean length of all directed kNN
-        edges: where the distances concentrate it flattens the weights (usps and mnist,
-        ``d̄_1 / d̄_k`` = 0.80 and 0.83: contrast 1.2), while on two moons (0.32) it gives 2.4,
-        close to ``"contrast"``'s ``e``.  Measured in ``benchmarks/results/graph_bandwidth/``
-        (with ``symmetrize="average"``): Laplace learning with CMN on the full mnist test set,
-        one label per class, 76.1 → 83.6 %, Poisson learning 75.5 → 81.4 %, two moons
-        unchanged.  ``"mean-square"`` sets ``2σ²`` to the mean squared edge length (paper
-        001's ``exp(−d²/β_g)``); ``"kth"`` gives ``exp(−4 d² / d̄_k²)``, GraphLearning's width
-        with one scale for all points (as accurate on digits, but the Laplacian systems of
-        large low-dimensional sets become ill-conditioned: Poisson learning on 100,000
-        two-moons points stops unconverged at the 1,000-iteration cap, 37.9 s, where
-        ``"contrast"`` takes 22 iterations, 1.5 s).  Only used by ``weights="heat"``.
+        dimension.  ``"mean"`` is the mean length of all directed kNN edges, which flattens
+        the weights where the distances concentrate (usps and mnist, ``d̄_1 / d̄_k`` = 0.80 and
+        0.83: contrast 1.2).  ``"contrast"`` is the default by measurement (with
+        ``symmetrize="average"``, against ``"mean"`` with ``"union"``): on mnist at one label
+        per class Laplace learning with CMN 83.6 % against 76.1 %, Poisson learning 81.4 %
+        against 75.5 %, two moons unchanged (``benchmarks/results/graph_bandwidth/``).
+        ``"mean-square"`` sets ``2σ²`` to the mean squared edge length (paper 001's
+        ``exp(−d²/β_g)``); ``"kth"`` gives ``exp(−4 d² / d̄_k²)``, GraphLearning's width with one
+        scale for all points (as accurate on digits, but the Laplacian systems of large
+        low-dimensional sets become ill-conditioned: Poisson learning on 100,000 two-moons
+        points stops unconverged at the 1,000-iteration cap, 37.9 s, where ``"contrast"`` takes
+        22 iterations, 1.5 s).  Only used by ``weights="heat"``.
     symmetrize : {"average", "union", "mutual"}, default="average"
         ``"average"``: ``W = (A + Aᵀ)/2``, an edge listed by one end point only keeps half its
         weight (GraphLearning's); ``"union"`` (the default before): ``max(A, Aᵀ)``, full weight;

@@ -3,9 +3,9 @@
 Private to :mod:`semiscale.graph.knn`.  Two HNSW libraries are supported (``ANN_LIBRARIES``):
 ``"voyager"`` (Spotify's hnswlib descendant; wheels for Linux, macOS and Windows, installed by
 ``pip install semiscale[ann]``) is the default, ``"hnswlib"`` (source only: needs a C++
-compiler) is kept as an option.  The choice was measured in ``benchmarks/results/ann_wheels/``
-(``python -m semiscale_bench.studies.ann_wheels``); the HNSW parameters come from the earlier
-study in ``benchmarks/results/ann_choice/``.
+compiler) is kept as an option.  Chosen by measurement: voyager finds hnswlib's graphs in
+1.3–1.6 times its CPU time (``benchmarks/results/ann_wheels/``); the HNSW parameters:
+``benchmarks/results/ann_choice/``.
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ Search methods (``method=``) and the backend each resolves to:
                   brute force (see :func:`search`).
 ================  =========================================================================
 
-The library comes from ``benchmarks/results/ann_wheels/`` (issue 11: hnswlib publishes no wheels,
-so it needed a C++ compiler; voyager, an hnswlib descendant with wheels, finds the same graphs in
-1.3–1.6 times hnswlib's CPU time), the HNSW parameters and thresholds from
+The HNSW library is voyager by measurement: an hnswlib descendant with wheels (hnswlib needs a
+C++ compiler), the same graphs in 1.3–1.6 times hnswlib's CPU time
+(``benchmarks/results/ann_wheels/``); the HNSW parameters and the thresholds are chosen in
 ``benchmarks/results/ann_choice/`` and ``benchmarks/results/graph/``.  On 2 cores: the k-d tree
 finds the 1M-point two-moons graph (k = 6) in about 2 s, far faster than HNSW in 2-D (k = 10:
 4 s against 44–95 s of CPU time for the HNSW libraries); brute force is exact and about as fast as

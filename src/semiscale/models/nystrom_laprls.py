@@ -61,15 +61,14 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         touched).
     n_centers : int, float, "auto" or "sqrt", default="auto"
         Number of Nyström centers s: an int in [1, n], a fraction of n in (0, 1], "auto" (1,000
-        or n when smaller, :data:`semiscale.linalg.centers.AUTO_MAX_CENTERS`: on a9a s = 2,000
-        was no more accurate than 1,000 and 1.7x slower; on two moons with one label per class
-        and 2,000 points s = 500 lost accuracy that 1,000 kept; fewer when ``memory_budget``
-        cannot hold the s×s arrays in half of it), or "sqrt" (⌈√n⌉, paper 000's theory).
+        or n when smaller, chosen by measurement:
+        :data:`semiscale.linalg.centers.AUTO_MAX_CENTERS`; fewer when ``memory_budget`` cannot
+        hold the s×s arrays in half of it), or "sqrt" (⌈√n⌉, paper 000's theory).
     center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
-        Cholesky; the last two approximate K better on data of uneven density, but on paper
-        000's datasets that did not lower the test RMSE (:mod:`semiscale.linalg.centers`,
-        ``benchmarks/results/center_selection/``).
+        Cholesky; the last two approximate K better on data of uneven density.  Uniform by
+        measurement: the others kept the test RMSE within 0.3 % on paper 000's datasets at
+        s = 0.1 n (:mod:`semiscale.linalg.centers`, ``benchmarks/results/center_selection/``).
     labeled_centers : bool, default=True
         When the m labeled points fit (m ≤ s), make all of them centers and choose only the
         other s − m by ``center_selection``.  The span then contains RLS's (by the representer
@@ -106,12 +105,9 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         Precision of the kernel blocks and the K_ns cache, whatever the dtype of ``X`` (the
         Krylov recurrences always run in float64).  "float32" halves the cache and the memory
         traffic of each H product, but the operator then carries errors of about κ(H)·6e-8.
-        On repeat 0 of ``semiscale-bench paper000``'s protocol at its CV-chosen parameters
-        (``benchmarks/results/kernel_dtype/``) it fitted
-        madelon and phishing about 27 % faster with the same test RMSE to 3–4 digits, needed
-        11 and 48 PCG iterations instead of 4 and 3 on a8a and a9a, and on space_ga, abalone,
-        ijcnn1, cod-rna and connect-4 did not converge within 50 iterations and predicted
-        garbage (test RMSE 5.5–590 where float64 gives 0.13–2.4).  Use it only for a
+        float64 by measurement: float32 fitted madelon and phishing about 27 % faster, but on
+        five of paper 000's nine datasets PCG did not reach its tolerance and the test RMSE
+        grew to 5.5–590 (``benchmarks/results/kernel_dtype/``).  Use it only for a
         well-conditioned system (large ambient_reg), and check ``solver_info_["converged"]``.
     random_state : int, RandomState, Generator or None, default=None
         Seeds center selection, the preconditioner's row sample and kernel heuristics.  An int
@@ -282,14 +278,13 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
     ``g_c = α f_c + ȳ_c``: α (``decision_scale_``) the least-squares scale of f to the
     labeled targets, and the labeled proportions added back, so that the arg max is the most
     probable class, not the class that most exceeds its prior (with equal label counts the
-    predictions are unchanged; on a9a, 76/24 classes and 100 stratified labels, ``make run``
-    went from 0.725 to 0.809). The shift and scale are kept in ``dual_coef_`` and
+    predictions are unchanged). The shift and scale are kept in ``dual_coef_`` and
     ``intercept_``, so ``decision_function`` and ``predict`` use g. Without zero-mean
     targets and the centring, LapRLS collapses at one label per class: each column is offset
-    to fit its class's single labeled spike
-    (``benchmarks/results/few_label_laprls/``, all 7,291 usps images at 1/3/5/10 labels per
-    class: 76.0/83.6/86.5/89.8 % against 36.8/66.4/76.6/86.3 % with the ±1 coding and
-    intrinsic_reg=1). ``y == unlabeled`` marks unlabeled points.
+    to fit its class's single labeled spike. Chosen by measurement: 76.0 / 83.6 / 86.5 / 89.8 %
+    on usps at 1 / 3 / 5 / 10 labels per class, against 36.8 / 66.4 / 76.6 / 86.3 % with ±1
+    targets (``benchmarks/results/few_label_laprls/``). ``y == unlabeled`` marks unlabeled
+    points.
 
     Parameters
     ----------
@@ -318,15 +313,14 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         constant suits every label count).
     n_centers : int, float, "auto" or "sqrt", default="auto"
         Number of Nyström centers s: an int in [1, n], a fraction of n in (0, 1], "auto" (1,000
-        or n when smaller, :data:`semiscale.linalg.centers.AUTO_MAX_CENTERS`: on a9a s = 2,000
-        was no more accurate than 1,000 and 1.7x slower; on two moons with one label per class
-        and 2,000 points s = 500 lost accuracy that 1,000 kept; fewer when ``memory_budget``
-        cannot hold the s×s arrays in half of it), or "sqrt" (⌈√n⌉, paper 000's theory).
+        or n when smaller, chosen by measurement:
+        :data:`semiscale.linalg.centers.AUTO_MAX_CENTERS`; fewer when ``memory_budget`` cannot
+        hold the s×s arrays in half of it), or "sqrt" (⌈√n⌉, paper 000's theory).
     center_selection : {"uniform", "kmeans++", "rpcholesky"}, default="uniform"
         Uniform sampling (the paper's), kernel k-means++ (D²) sampling, or randomly pivoted
-        Cholesky; the last two approximate K better on data of uneven density, but on paper
-        000's datasets that did not lower the test RMSE (:mod:`semiscale.linalg.centers`,
-        ``benchmarks/results/center_selection/``).
+        Cholesky; the last two approximate K better on data of uneven density.  Uniform by
+        measurement: the others kept the test RMSE within 0.3 % on paper 000's datasets at
+        s = 0.1 n (:mod:`semiscale.linalg.centers`, ``benchmarks/results/center_selection/``).
     labeled_centers : bool, default=True
         When the m labeled points fit (m ≤ s), make all of them centers and choose only the
         other s − m by ``center_selection``.  The span then contains RLS's (by the representer
@@ -339,24 +333,18 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         predictions where m − 1 or m steps from x_i end, ``S_m = T^{m−1}(I + T)/2``, with mass
         on other labeled points sent back to x_i (:func:`semiscale.graph.label_diffusion_weights`;
         ``H``'s labeled term ``K_msᵀK_ms`` becomes ``K_nsᵀ R Rᵀ K_ns`` with
-        ``R = S_mᵀ E_l``, a few sparse products per PCG iteration).  The plain walk ``T^m``
-        swapped the labels of a two-point graph (issue 26); on usps at one label per class
-        (3 trials, new points predicted by the kernel expansion) this walk with m = 6 gave
-        85.3 ± 3.2 %, the plain one with m = 5 (the default before) 85.2 ± 3.3 % and this one
-        with m = 5 84.8 ± 3.4 %, hence the default 6 (the study figures further on measured the
-        plain walk).  With few labels the intrinsic term dominates and the fit is the Galerkin
-        approximation, in the span of the centers, of Poisson learning's
-        ``L u = Σ_i (y_i − ȳ) δ_{x_i}``; that solution has a spike at each labeled point which a
-        span of Gaussian bumps cannot follow, and the energy norm in which Galerkin is optimal
-        is spent on the spikes.  The diffused sources
-        remove them (:mod:`semiscale.graph.diffusion`).  On the held-out points of usps, mnist
-        and letter (``benchmarks/results/label_diffusion/``, 3 trials) m = 5 lifts one label per
-        class from 68.6 / 53.0 / 27.4 % (m = 0, paper 000's LapRLS) to 81.0 / 69.0 / 29.0 %,
-        above scikit-learn's LabelSpreading (66.2 / 66.0 / 23.6 %), at the same cost and PCG
-        iterations; m = 3 gives 80.1 / 67.5 / 29.0 %, m = 8 82.4 / 70.6 / 29.0 %.  At ten
-        labels per class m = 2 is best (92.4 / 87.7 / 67.2 %) and m = 5 within 0.6 points of
-        it (92.2 / 87.1 / 66.6 %, m = 0: 90.0 / 81.8 / 66.2 %); two moons are at 100 % for
-        every m.  Needs the graph term (no effect when
+        ``R = S_mᵀ E_l``, a few sparse products per PCG iteration; the last step is lazy
+        because the plain walk ``T^m`` swaps the labels of a two-point graph).  With few labels
+        the intrinsic term dominates and the fit is the Galerkin approximation, in the span of
+        the centers, of Poisson learning's ``L u = Σ_i (y_i − ȳ) δ_{x_i}``; that solution has a
+        spike at each labeled point which a span of Gaussian bumps cannot follow, and the energy
+        norm in which Galerkin is optimal is spent on the spikes.  The diffused sources remove
+        them (:mod:`semiscale.graph.diffusion`).  Chosen by measurement: at one label per class
+        on held-out usps, mnist and letter points m = 5 gives 81.0 / 69.0 / 29.0 % against
+        68.6 / 53.0 / 27.4 % for m = 0 (paper 000's LapRLS), at the same cost
+        (``benchmarks/results/label_diffusion/``, plain walk; 3 trials); with the lazy last
+        step m = 6 gave 85.3 % on usps against 84.8 % for m = 5 (ad hoc, 3 trials, new points
+        predicted by the kernel expansion).  Needs the graph term (no effect when
         ``intrinsic_reg == 0``); approximate CV
         (:func:`~semiscale.model_selection.bif_cross_val_score`) needs ``label_diffusion=0``.
     solver : {"pcg", "cg", "direct"}, default="pcg"
@@ -381,12 +369,9 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         Precision of the kernel blocks and the K_ns cache, whatever the dtype of ``X`` (the
         Krylov recurrences always run in float64).  "float32" halves the cache and the memory
         traffic of each H product, but the operator then carries errors of about κ(H)·6e-8.
-        On repeat 0 of ``semiscale-bench paper000``'s protocol at its CV-chosen parameters
-        (``benchmarks/results/kernel_dtype/``) it fitted
-        madelon and phishing about 27 % faster with the same test RMSE to 3–4 digits, needed
-        11 and 48 PCG iterations instead of 4 and 3 on a8a and a9a, and on space_ga, abalone,
-        ijcnn1, cod-rna and connect-4 did not converge within 50 iterations and predicted
-        garbage (test RMSE 5.5–590 where float64 gives 0.13–2.4).  Use it only for a
+        float64 by measurement: float32 fitted madelon and phishing about 27 % faster, but on
+        five of paper 000's nine datasets PCG did not reach its tolerance and the test RMSE
+        grew to 5.5–590 (``benchmarks/results/kernel_dtype/``).  Use it only for a
         well-conditioned system (large ambient_reg), and check ``solver_info_["converged"]``.
     random_state : int, RandomState, Generator or None, default=None
         Seeds center selection, the preconditioner's row sample and kernel heuristics.  An int
