@@ -211,9 +211,10 @@ AUTO_EXACT_SHARED = 4000
 #: See :data:`AUTO_EXACT_SHARED`.
 AUTO_EXACT_PER_FOLD = 500
 #: The shared LU's Woodbury correction on s rows costs 2n²s (``G = F⁻¹E_S``); ``"auto"`` takes
-#: it when ``s <= n / 12``, a quarter of the fit's ⅔n³ LU.  Above, the correction costs about
-#: a fit more per grid point (measured: 10 % labels, 1,000 points, 10 transductive folds,
-#: ``benchmarks/results/bif_newton/``), and the Nyström step is the one near the speed bound.
+#: it when ``s <= n / 12``, a quarter of the fit's ⅔n³ LU.  Chosen by measurement (LapRLS on
+#: abalone, 1,000 points, 100 labeled, 10 transductive folds): the correction on the 100 rows
+#: costs about a fit more per grid point, t-CV / t-BIF 5.1x with it against 7.2x with the
+#: Nyström step; see ``benchmarks/results/bif_newton/``.
 AUTO_WOODBURY_SHARE = 12
 
 
@@ -362,9 +363,10 @@ def bif_cross_val_predict(
         approximation; iterated for the smoothed hinges (``max_newton_steps``).  ``"bif"``:
         paper 004's first-order step, with the full fit's Hessian (one factorization for all
         folds); it cannot see a labeled point's influence on itself, so it scores fits that
-        reproduce their labels too well: on paper 004's protocol it chose the narrowest
-        kernel and the smallest ``intrinsic_reg`` of the grid in all 82 searches, where exact
-        CV and the Newton step spread over the grid (``benchmarks/results/bif_newton/``).
+        reproduce their labels too well: on paper 004's protocol it chooses the narrowest
+        kernel and the smallest ``intrinsic_reg`` of the grid in all 82 searches, exact CV in
+        12 of 82 (``benchmarks/results/paper004/``; the Newton step's choices in
+        ``benchmarks/results/bif_newton/``).
     n_columns : "sqrt" or int, default="sqrt"
         Sampled columns besides the labeled points; ``"sqrt"``: ``ceil(√n)``.
     method : {"predict", "decision_function"}, default="predict"

@@ -85,16 +85,18 @@ GRAPH_LEARNING_PARAMETER_CONSTRAINTS = {
 }
 
 
-#: ``solver="auto"`` uses AMG-preconditioned CG from this many unknowns on.  Up to 15,000 points
-#: (usps, mnist test, letter, 10,000 two-moons points) Jacobi CG took 70–1,100 iterations and at
-#: most the AMG setup's time; on 100,000 two-moons points it took 15,836 iterations and 25.9 s
-#: against AMG's 101 and 2.8 s at tol=1e-6 (``benchmarks/results/graph_solvers/``).
+#: ``solver="auto"`` uses AMG-preconditioned CG from this many unknowns on.  Chosen by
+#: measurement, solve seconds at tol=1e-6: up to 10,000 points (usps, mnist test, two moons)
+#: Jacobi 0.07–0.18 s against AMG's 0.13–0.26 s; letter's 15,000 points 0.75–4.07 s against
+#: 1.04–1.45 s; 100,000 two-moons points 25.9 s (15,836 iterations) against 2.8 s (101); see
+#: ``benchmarks/results/graph_solvers/``.
 AMG_MIN_SIZE = 50_000
 
 
 #: CG iteration cap of the AMG-preconditioned solve when ``max_iter`` is None (GraphLearning's
-#: Poisson learning caps at 1,000 too): 1,000,000 two-moons points took 188 iterations at
-#: tol=1e-3; without a cap a stalled solve would run 10·n iterations.
+#: Poisson learning caps at 1,000 too; without a cap a stalled solve would run 10·n iterations).
+#: Chosen by measurement: Poisson learning on 1,000,000 two-moons points takes 37–90 iterations
+#: at tol=1e-3 (ten draws), see ``benchmarks/results/million_moons/``.
 AMG_MAX_ITER = 1000
 
 
@@ -161,8 +163,8 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         self.classes_ = targets.classes
         prior = self._class_prior(targets)
         n, n_classes = X.shape[0], targets.classes.shape[0]
-        # before the graph: the solve's arrays, as every estimator checks its own (issue 26:
-        # memory_budget="1KB" used to run here and was refused by LapRLS and the Nyström models)
+        # before the graph, as every estimator checks its own arrays: a budget that cannot hold
+        # the solve is refused before any work is done
         check_fits(
             {f"the solver's {n}x{n_classes} arrays (CG's six, of float64)": 6 * 8 * n * n_classes},
             self.memory_budget,

@@ -48,11 +48,11 @@ class HarmonicClassifier(_GraphLearningClassifier):
         ``laplacian=``.  A copy is fitted (``graph_``); it takes the estimator's
         ``memory_budget``, ``n_jobs`` and ``random_state`` where its own are None.
     class_mass_normalization : bool, default=True
-        Rescale each class by its prior over its mass before the arg max (CMN).  The default
-        since it was measured to help at every label count: on usps's 7,291 training images
-        (default graph, 5 label draws) plain Laplace learning labels 39.4 / 73.3 / 81.5 /
-        92.8 % of the unlabeled images right at 1 / 3 / 5 / 10 labels per class, CMN 90.7 /
-        94.6 / 94.9 / 95.2 %.  False gives the plain harmonic solution's arg max.
+        Rescale each class by its prior over its mass before the arg max (CMN).  Chosen by
+        measurement (ad hoc, commit fa16499, no results folder): on usps's 7,291 training images
+        (default graph, 5 label draws) plain Laplace learning labels 39.4 / 73.3 / 81.5 / 92.8 %
+        of the unlabeled images right at 1 / 3 / 5 / 10 labels per class, CMN 90.7 / 94.6 /
+        94.9 / 95.2 %.  False gives the plain harmonic solution's arg max.
     class_prior : {"uniform"}, array-like of shape (n_classes,) or None, default=None
         The class proportions ``q`` of CMN (in the order of ``classes_``, normalized to sum to
         1); None estimates them from the labeled points.  Also the scores of points that no
@@ -62,13 +62,14 @@ class HarmonicClassifier(_GraphLearningClassifier):
         algebraic-multigrid V-cycle (:class:`~semiscale.solvers.amg.AMGPreconditioner`; 101
         iterations, 2.8 s, for Poisson learning on 100,000 two-moons points at tol=1e-6),
         ``"cg"`` the diagonal (Jacobi; 15,836 iterations, 25.9 s there: they grow with the
-        graph's diameter), ``"auto"`` AMG from ``AMG_MIN_SIZE = 50_000`` unknowns on
-        (below, Jacobi was as fast; ``benchmarks/results/graph_solvers/``).
+        graph's diameter), ``"auto"`` AMG from ``AMG_MIN_SIZE = 50_000`` unknowns on (chosen
+        by measurement, see ``benchmarks/results/graph_solvers/``: up to 10,000 points Jacobi is
+        as fast).
     tol : float, default=1e-3
         Relative residual ``‖b − A x‖ / ‖b‖`` at which CG stops, per class; ``> 0``.  1e-3 is
-        GraphLearning's default for Poisson learning; on usps, mnist, letter and two moons the
-        labels it gives equal those of a 1e-6 solve on at least 99.8 % of the points
-        (``benchmarks/results/graph_solvers/``).
+        GraphLearning's default for Poisson learning; chosen by measurement: on usps, mnist,
+        letter and two moons its labels equal those of a 1e-6 solve on at least 99.90 % of the
+        points, see ``benchmarks/results/graph_solvers/``.
     max_iter : int or None, default=None
         CG iteration cap (None: with Jacobi, 10 times the number of unlabeled points; 1,000
         with AMG, ``AMG_MAX_ITER``).

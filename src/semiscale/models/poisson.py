@@ -62,13 +62,14 @@ class PoissonClassifier(_GraphLearningClassifier):
         algebraic-multigrid V-cycle (:class:`~semiscale.solvers.amg.AMGPreconditioner`; 101
         iterations, 2.8 s, for Poisson learning on 100,000 two-moons points at tol=1e-6),
         ``"cg"`` the diagonal (Jacobi; 15,836 iterations, 25.9 s there: they grow with the
-        graph's diameter), ``"auto"`` AMG from ``AMG_MIN_SIZE = 50_000`` unknowns on
-        (below, Jacobi was as fast; ``benchmarks/results/graph_solvers/``).
+        graph's diameter), ``"auto"`` AMG from ``AMG_MIN_SIZE = 50_000`` unknowns on (chosen
+        by measurement, see ``benchmarks/results/graph_solvers/``: up to 10,000 points Jacobi is
+        as fast).
     tol : float, default=1e-3
         Relative residual ``‖b − A x‖ / ‖b‖`` at which CG stops, per class; ``> 0``.  1e-3 is
-        GraphLearning's default for Poisson learning; on usps, mnist, letter and two moons the
-        labels it gives equal those of a 1e-6 solve on at least 99.8 % of the points
-        (``benchmarks/results/graph_solvers/``).
+        GraphLearning's default for Poisson learning; chosen by measurement: on usps, mnist,
+        letter and two moons its labels equal those of a 1e-6 solve on at least 99.90 % of the
+        points, see ``benchmarks/results/graph_solvers/``.
     max_iter : int or None, default=None
         CG iteration cap (None: with Jacobi, 10 times the number of points solved for; 1,000
         with AMG, ``AMG_MAX_ITER``).

@@ -116,10 +116,11 @@ SMALL_HESSIAN = 512
 def _blas_limit(m):
     """One BLAS thread for the products and factorizations of an ``m × m`` Hessian when small.
 
-    Threads gain nothing at that size, and on a loaded machine they lose: under the load of
-    other jobs on this project's 2-core machine a 134 × 134 Cholesky took 146 ms with
-    OpenBLAS's two threads and well under a millisecond with one, so that the influence step
-    cost more than the fit it expands (``benchmarks/results/bif_newton/README.md``).
+    Threads gain nothing at that size, and on a loaded machine they lose.  Chosen by
+    measurement (ad hoc, commit e03fafd; the search timings with one thread are in
+    ``benchmarks/results/bif_newton/``): on the loaded 2-core machine a 134 × 134 Cholesky
+    takes 146 ms with OpenBLAS's two threads and well under a millisecond with one, enough to
+    make the influence step cost more than the fit it expands.
     """
     return 1 if m <= SMALL_HESSIAN else None
 
