@@ -31,22 +31,41 @@ from sklearn.neighbors import NearestNeighbors
 
 from ..linalg.ops import get_ops
 
-__all__ = ["extend", "extension_rule"]
-#: Neighbours of a new point when the graph does not say (a Laplacian passed to ``fit``).
+__all__ = ["extend", "extension_rule", "neighbor_weighting"]
+#: Neighbours of a new point when the graph does not say (a Laplacian passed to ``fit``, or a
+#: graph without ``n_neighbors``): :class:`~semiscale.graph.KNNGraph`'s default.
 DEFAULT_EXTENSION_NEIGHBORS = 8
+
+
+def neighbor_weighting(graph, fitted_graph, n_samples: int) -> dict:
+    """The graph's part of the rule: ``n_neighbors``, ``weights`` and ``bandwidth``.
+
+    ``graph`` gives k (its ``n_neighbors``, else :data:`DEFAULT_EXTENSION_NEIGHBORS`, at most
+    ``n_samples``); ``fitted_graph`` (None with a Laplacian passed to ``fit``) gives the weights:
+    its binary or self-tuning ones, else heat weights of its bandwidth σ (None: each new point's
+    mean distance to its k nearest training points).
+    """
+    params = graph.get_params(deep=False) if hasattr(graph, "get_params") else {}
+    k = int(min(params.get("n_neighbors", DEFAULT_EXTENSION_NEIGHBORS), n_samples))
+    weights = params.get("weights") if fitted_graph is not None else None
+    if weights in ("binary", "self-tuning"):
+        return {"n_neighbors": k, "weights": weights, "bandwidth": None}
+    return {
+        "n_neighbors": k,
+        "weights": "heat",
+        "bandwidth": getattr(fitted_graph, "bandwidth_", None),
+    }
 
 
 def extension_rule(graph, fitted_graph, X, decision) -> dict:
     """What :func:`extend` needs: the training points, their decision, k and the weights."""
-    params = graph.get_params(deep=False) if hasattr(graph, "get_params") else {}
-    k = int(min(params.get("n_neighbors", DEFAULT_EXTENSION_NEIGHBORS), X.shape[0]))
-    rule = {"X": X, "scores": np.asarray(decision), "n_neighbors": k}
-    weights = params.get("weights") if fitted_graph is not None else None
-    if weights in ("binary", "self-tuning"):
-        rule.update(weights=weights, bandwidth=None)
+    rule = {
+        "X": X,
+        "scores": np.asarray(decision),
+        **neighbor_weighting(graph, fitted_graph, X.shape[0]),
+    }
+    if rule["weights"] != "heat":
         rule["local_scale"] = getattr(fitted_graph, "local_scale_", None)
-    else:
-        rule.update(weights="heat", bandwidth=getattr(fitted_graph, "bandwidth_", None))
     return rule
 
 

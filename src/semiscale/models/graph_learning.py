@@ -63,13 +63,9 @@ from ._base import (
     _check_y_given,
     _column_or_1d_labels,
 )
-from ._extension import extend
+from ._extension import extend, neighbor_weighting
 
 __all__ = ["GRAPH_LEARNING_PARAMETER_CONSTRAINTS"]
-
-#: Neighbours of a new point in ``predict`` when the graph does not say (a Laplacian passed to
-#: ``fit``, or a graph without ``n_neighbors``): :class:`~semiscale.graph.KNNGraph`'s default.
-DEFAULT_EXTENSION_NEIGHBORS = 8
 
 GRAPH_LEARNING_PARAMETER_CONSTRAINTS = {
     "graph": [HasMethods(["fit"]), None],
@@ -212,7 +208,8 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         self.n_iter_ = 0 if result is None else int(result.n_iter)
         self.residuals_ = None if result is None else result.residuals
         self.X_fit_ = X
-        self.extension_ = self._extension_rule()
+        graph = self.graph_ if self.graph_ is not None else self.graph
+        self.extension_ = neighbor_weighting(graph, self.graph_, X.shape[0])
         timings["total"] = time.perf_counter() - start
         self.timings_ = timings
         log(
@@ -256,21 +253,6 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
                 stacklevel=5,  # past _cg, the solvers.graph_learning function, _solve_scores, fit
             )
         return result
-
-    def _extension_rule(self):
-        graph = self.graph_ if self.graph_ is not None else self.graph
-        params = graph.get_params(deep=False) if hasattr(graph, "get_params") else {}
-        k = params.get("n_neighbors", DEFAULT_EXTENSION_NEIGHBORS)
-        k = int(min(k, self.X_fit_.shape[0]))
-        if self.graph_ is not None and params.get("weights") == "binary":
-            return {"n_neighbors": k, "weights": "binary", "bandwidth": None}
-        if self.graph_ is not None and params.get("weights") == "self-tuning":
-            # the graph's own rule: exp(−d²/(σ_x σ_j)), σ_x the new point's k-th distance
-            return {"n_neighbors": k, "weights": "self-tuning", "bandwidth": None}
-        # a fitted KNNGraph's σ; None (a PrecomputedGraph, a Laplacian passed to fit): each
-        # new point's mean distance to its k nearest training points
-        bandwidth = getattr(self.graph_, "bandwidth_", None)
-        return {"n_neighbors": k, "weights": "heat", "bandwidth": bandwidth}
 
     # ------------------------------------------------------------------------ predict
     def _extend(self, X):

@@ -124,10 +124,11 @@ class HarmonicClassifier(_GraphLearningClassifier):
     X_fit_ : {ndarray, sparse matrix} of shape (n_samples, n_features)
         The training points, searched by ``predict``.
     extension_ : dict
-        How ``predict`` extends the graph: ``"n_neighbors"`` (the graph's ``k``, or 8 with a
-        Laplacian passed to ``fit``), ``"weights"`` (``"heat"`` or ``"binary"``) and
-        ``"bandwidth"`` (the graph's σ; None: each new point's mean distance to its ``k``
-        nearest training points).
+        How ``predict`` extends the graph:
+        ``"n_neighbors"`` (the graph's ``k``, or 8 with a Laplacian passed to ``fit``),
+        ``"weights"`` (``"heat"``, or the graph's ``"binary"`` or ``"self-tuning"``) and
+        ``"bandwidth"`` (the graph's σ for heat weights; None: each new point's mean distance
+        to its ``k`` nearest training points).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of str, shape (n_features_in_,)
