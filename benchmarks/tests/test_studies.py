@@ -355,3 +355,101 @@ def test_auto_intrinsic_reg_summary_and_report(tmp_path):
     )
     # the best factor is bold, the others plain, unmeasured ones a dash
     assert "| 75.0 ± 5.0 | — | **92.5 ± 2.5** | — |" in row
+
+
+def test_the_study_helpers_group_resume_and_name_the_command(tmp_path):
+    """group_stats, recorded, produced_by and write_readme: what every study's report uses."""
+    from semiscale_bench.harness.study import (
+        DATA,
+        SHARED_MACHINE,
+        group_stats,
+        legacy_command,
+        produced_by,
+        recorded,
+        write_readme,
+    )
+
+    records = [
+        {"d": "a", "t": 0, "accuracy": 0.6, "seconds": 1.0},
+        {"d": "a", "t": 1, "accuracy": 0.8, "seconds": 5.0},
+        {"d": "b", "t": 0, "accuracy": 0.5, "seconds": 2.0},
+        {"kind": "stats", "d": "a"},
+    ]
+    fits = [r for r in records if "t" in r]
+    rows = group_stats(fits, ("d",), medians=("seconds",), more=lambda g: {"n": len(g)})
+    assert [list(r) for r in rows] == [["d", "trials", "mean", "std", "seconds", "n"]] * 2
+    assert rows[0]["mean"] == pytest.approx(0.7) and rows[0]["std"] == pytest.approx(0.1)
+    assert rows[0]["seconds"] == 3.0 and rows[1]["trials"] == 1 and rows[0]["n"] == 2
+    only_b = group_stats(records, ("d",), count="draws", where=lambda r: r.get("d") == "b")
+    assert only_b == [{"d": "b", "draws": 1, "mean": 0.5, "std": 0.0}]
+    assert recorded(records, ("d", "t"), where=lambda r: "t" in r) == {("a", 0), ("a", 1), ("b", 0)}
+
+    legacy = legacy_command("toy", DATA)
+    assert legacy == (
+        "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.toy"
+        " --out benchmarks/results/toy"
+    )
+    results = {"commit": "abc", "machine": {"platform": "p", "python": "3"}}
+    assert produced_by(results, legacy) == (
+        f"Produced by `{legacy}` (commit abc); protocol in that module's docstring. "
+        "Machine: p, Python 3."
+    )
+    line = produced_by({**results, "command": "semiscale-bench toy"}, legacy, SHARED_MACHINE)
+    assert line.startswith("Produced by `semiscale-bench toy` (commit abc)")
+    assert line.endswith("Python 3 (2 cores, shared: seconds are indicative).")
+    write_readme(tmp_path, ["# toy", "", line])
+    assert (tmp_path / "README.md").read_text() == f"# toy\n\n{line}\n"
+
+
+def test_the_two_moons_label_draws_of_the_studies():
+    """The first point of each class (paper 001's draw), or one random point of each class."""
+    import numpy as np
+
+    from semiscale_bench.studies._common import first_of_each_class, one_label_per_class
+
+    y = np.array([1, 1, 0, 1, 0, 0])
+    labeled, observed = first_of_each_class(y)
+    assert labeled.tolist() == [2, 0]  # in class order
+    assert observed.tolist() == [1, -1, 0, -1, -1, -1]
+    drawn = one_label_per_class(y, np.random.default_rng(0))
+    assert sorted(drawn[drawn != -1].tolist()) == [0, 1]
+    assert all(drawn[i] == y[i] for i in np.flatnonzero(drawn != -1))
+
+
+def test_fit_pool_variants_records_each_fit_once_and_resumes():
+    """The inductive studies' loop: one record per key, the graph passed only where asked."""
+    from sklearn.semi_supervised import LabelSpreading
+
+    from semiscale_bench.studies._common import fit_pool_variants
+
+    given = []
+
+    class Spy(LabelSpreading):
+        def fit(self, X, y, laplacian=None):
+            given.append(laplacian is not None)
+            return super().fit(X, y)
+
+    def make(variant, trial):
+        return Spy(kernel="knn", n_neighbors=10)
+
+    records, saves = [], []
+    options = dict(
+        datasets=("two_moons",),
+        per_class=(1,),
+        trials=2,
+        variants=("plain", "graph"),
+        make_estimator=make,
+        facts=lambda model: {"converged": None},
+        graph=lambda variant: variant == "graph",
+    )
+    fit_pool_variants(records, lambda: saves.append(1), **options)
+    assert [(r["trial"], r["variant"]) for r in records] == [
+        (0, "plain"),
+        (0, "graph"),
+        (1, "plain"),
+        (1, "graph"),
+    ]
+    assert given == [False, True, False, True] and len(saves) == 4
+    assert all(0.5 <= r["accuracy"] <= 1 and r["converged"] is None for r in records)
+    fit_pool_variants(records, lambda: saves.append(1), **options)  # all recorded: no fit
+    assert len(records) == 4 and len(given) == 4

@@ -11,6 +11,11 @@ A step is ``step(records, save)``: it appends one dict per fit to ``records`` an
 ``save()`` after each, so an interrupted run resumes where it stopped.  At the end
 ``summarize(records)`` is stored as ``results["summary"]`` and ``write_report(results, out)``
 writes the README from ``results`` alone (records, summary, machine, commit, command).
+
+What every study does the same way lives here, so that a study is its protocol, its fits and
+its tables: the keys of the fits already recorded (:func:`recorded`), mean ± std per group of
+records (:func:`group_stats`, :func:`mean_std`), the README's "Produced by" line
+(:func:`produced_by`, :func:`legacy_command`) and the README itself (:func:`write_readme`).
 """
 
 from __future__ import annotations
@@ -23,9 +28,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from semiscale._progress import log as progress_log
 
-__all__ = ["Study", "command_of", "commit_hash", "run_study"]
+__all__ = [
+    "DATA",
+    "SHARED_MACHINE",
+    "Study",
+    "command_of",
+    "commit_hash",
+    "group_stats",
+    "legacy_command",
+    "mean_std",
+    "produced_by",
+    "recorded",
+    "run_study",
+    "write_readme",
+]
 
 
 def commit_hash() -> str:
@@ -64,7 +84,8 @@ class Study:
     write_report : callable
         ``write_report(results, out)``: the README (and any figure) in folder ``out``.
     results : str
-        The repository folder of its committed results (``benchmarks/results/NAME``).
+        The repository folder of its committed results; ``benchmarks/results/NAME`` when not
+        given.
     """
 
     name: str
@@ -72,6 +93,10 @@ class Study:
     summarize: Callable
     write_report: Callable
     results: str = field(default="")
+
+    def __post_init__(self):
+        if not self.results:
+            object.__setattr__(self, "results", f"benchmarks/results/{self.name}")
 
     @property
     def step_names(self) -> list[str]:
@@ -161,3 +186,84 @@ def command_of(results: dict, legacy: str) -> str:
     README keeps naming the command that produced them.
     """
     return results.get("command", legacy)
+
+
+#: The environment the studies that read the stored datasets were run with.
+DATA = "SEMISCALE_DATA=/work/shared/datasets "
+
+#: The end of the "Produced by" line of a README whose seconds were measured on a shared machine.
+SHARED_MACHINE = " (2 cores, shared: seconds are indicative)."
+
+
+def legacy_command(name: str, prefix: str = "") -> str:
+    """The command study ``name`` ran with before it joined ``semiscale-bench``.
+
+    ``python -m semiscale_bench.studies.NAME --out benchmarks/results/NAME`` after ``prefix``
+    (:data:`DATA` for the studies that read the stored datasets); the README of records older
+    than the recorded command names it (:func:`command_of`).
+    """
+    return f"{prefix}python -m semiscale_bench.studies.{name} --out benchmarks/results/{name}"
+
+
+def produced_by(results: dict, legacy: str, machine: str = ".") -> str:
+    """The README line that names the command, the commit and the machine of ``results``.
+
+    ``machine`` ends the line after the Python version: ``"."``, :data:`SHARED_MACHINE` or a
+    study's own words on its timings.
+    """
+    return (
+        f"Produced by `{command_of(results, legacy)}` (commit {results['commit']}); protocol "
+        f"in that module's docstring. Machine: {results['machine']['platform']}, Python "
+        f"{results['machine']['python']}{machine}"
+    )
+
+
+def write_readme(out, lines) -> None:
+    """Write ``lines`` as ``out/README.md``, one line each and a final newline."""
+    (Path(out) / "README.md").write_text("\n".join(lines) + "\n")
+
+
+def recorded(records, fields, where: Callable | None = None) -> set:
+    """The keys (values of ``fields``, in order) of the ``records`` already fitted.
+
+    A step skips the fits whose key is in this set, so a rerun resumes; ``where(record)``
+    keeps only the records of one kind.
+    """
+    return {tuple(r[f] for f in fields) for r in records if where is None or where(r)}
+
+
+def group_stats(
+    records,
+    keys,
+    *,
+    value: str = "accuracy",
+    count: str = "trials",
+    medians=(),
+    more: Callable | None = None,
+    where: Callable | None = None,
+) -> list[dict]:
+    """Mean and std of ``value`` over the records of each group, in the order first met.
+
+    A group is the records that agree on ``keys``; its row holds the keys, the number of
+    records (``count``), ``mean`` and ``std`` (population std) of ``value``, the median of each
+    field in ``medians``, and ``more(group)``'s fields.  ``where(record)`` keeps only the
+    records of one kind.
+    """
+    groups = {}
+    for r in records:
+        if where is None or where(r):
+            groups.setdefault(tuple(r[k] for k in keys), []).append(r)
+    rows = []
+    for key, group in groups.items():
+        values = [r[value] for r in group]
+        row = {**dict(zip(keys, key)), count: len(group)}
+        row.update(mean=float(np.mean(values)), std=float(np.std(values)))
+        row.update({m: float(np.median([r[m] for r in group])) for m in medians})
+        row.update(more(group) if more is not None else {})
+        rows.append(row)
+    return rows
+
+
+def mean_std(row: dict, digits: int = 1) -> str:
+    """``row``'s ``mean ± std`` as percentages: ``"81.3 ± 2.0"``."""
+    return f"{100 * row['mean']:.{digits}f} ± {100 * row['std']:.{digits}f}"

@@ -28,15 +28,17 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.auto_intrinsic_reg"
-    " --out benchmarks/results/auto_intrinsic_reg"
+from semiscale_bench.harness.report import md_table
+from semiscale_bench.harness.study import (
+    DATA,
+    Study,
+    group_stats,
+    legacy_command,
+    mean_std,
+    produced_by,
+    recorded,
+    write_readme,
 )
-
 
 FACTORS = (0.01, 0.1, 1.0, 10.0)
 PER_CLASS = (1, 3, 10)
@@ -63,9 +65,7 @@ def run_fits(records, save):
     from semiscale_bench.few_labels import draw_labels, load
     from semiscale_bench.few_labels.protocol import PROTOCOL
 
-    done = {
-        (r["dataset"], r["estimator"], r["factor"], r["per_class"], r["trial"]) for r in records
-    }
+    done = recorded(records, ("dataset", "estimator", "factor", "per_class", "trial"))
     for dataset in dict.fromkeys(d for d, _ in RUNS):
         estimators = [e for d, e in RUNS if d == dataset]
         keys = list(itertools.product(estimators, FACTORS, PER_CLASS, range(TRIALS)))
@@ -99,22 +99,7 @@ def run_fits(records, save):
 
 
 def summarize(records):
-    groups = {}
-    for r in records:
-        key = (r["dataset"], r["estimator"], r["factor"], r["per_class"])
-        groups.setdefault(key, []).append(r["accuracy"])
-    return [
-        {
-            "dataset": d,
-            "estimator": e,
-            "factor": c,
-            "per_class": k,
-            "trials": len(v),
-            "mean": float(np.mean(v)),
-            "std": float(np.std(v)),
-        }
-        for (d, e, c, k), v in groups.items()
-    ]
+    return group_stats(records, ("dataset", "estimator", "factor", "per_class"))
 
 
 def write_report(results, out):
@@ -124,19 +109,13 @@ def write_report(results, out):
     lines = [
         '# `intrinsic_reg="auto"` = c · (n/l)² on the default graph',
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']}.",
+        produced_by(results, legacy_command("auto_intrinsic_reg", DATA)),
         "",
         f"Transductive accuracy (%), mean ± std over {TRIALS} trials; c = 0.01 is the current "
         "rule; the best c of a row is in bold.",
         "",
-        "| dataset | estimator | labels/class | "
-        + " | ".join(f"c = {c:g}" for c in FACTORS)
-        + " |",
-        "|---" * (3 + len(FACTORS)) + "|",
     ]
+    rows = []
     for dataset, estimator in RUNS:
         for k in PER_CLASS:
             row = [cells.get((dataset, estimator, c, k)) for c in FACTORS]
@@ -146,16 +125,10 @@ def write_report(results, out):
                 if s is None:
                     entries.append("—")
                     continue
-                text = f"{100 * s['mean']:.1f} ± {100 * s['std']:.1f}"
-                entries.append(f"**{text}**" if s["mean"] == best else text)
-            lines.append(f"| {dataset} | {estimator} | {k} | " + " | ".join(entries) + " |")
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+                entries.append(f"**{mean_std(s)}**" if s["mean"] == best else mean_std(s))
+            rows.append([dataset, estimator, k, *entries])
+    columns = ["dataset", "estimator", "labels/class", *(f"c = {c:g}" for c in FACTORS)]
+    write_readme(out, lines + md_table(columns, rows))
 
 
-BENCHMARK = Study(
-    name="auto_intrinsic_reg",
-    steps=(run_fits,),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/auto_intrinsic_reg",
-)
+BENCHMARK = Study("auto_intrinsic_reg", (run_fits,), summarize, write_report)

@@ -29,14 +29,13 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "python -m semiscale_bench.studies.bif_interpolation --out benchmarks/results/bif_interpolation"
+from semiscale_bench.harness.study import (
+    SHARED_MACHINE,
+    Study,
+    legacy_command,
+    produced_by,
+    write_readme,
 )
-
 
 N_FOLDS = 10
 COLUMNS = (34, 200, 500, "all")
@@ -129,11 +128,7 @@ def write_report(results, out):
     lines = [
         "# Approximate CV on fits that interpolate their labels (issue 14)",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
-        "shared: seconds are indicative).",
+        produced_by(results, legacy_command("bif_interpolation"), SHARED_MACHINE),
         "",
         f"a1a, 1,124 training points (112 labeled), {N_FOLDS} inductive folds; mean held-out "
         "accuracy of each criterion.",
@@ -145,13 +140,7 @@ def write_report(results, out):
         lines.append(
             f"| {r['model']} | {r['criterion']} | {r['accuracy']:.4f} | {r['seconds']:.1f} |"
         )
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(out, lines)
 
 
-BENCHMARK = Study(
-    name="bif_interpolation",
-    steps=(run,),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/bif_interpolation",
-)
+BENCHMARK = Study("bif_interpolation", (run,), summarize, write_report)

@@ -42,12 +42,13 @@ from pathlib import Path
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = "python -m semiscale_bench.studies.bif_newton --out benchmarks/results/bif_newton"
-
+from semiscale_bench.harness.study import (
+    SHARED_MACHINE,
+    Study,
+    legacy_command,
+    produced_by,
+    write_readme,
+)
 
 DATASETS = ("a1a", "fourclass", "german", "madelon", "svmguide3", "splice")
 DATASETS += ("abalone", "housing", "space_ga")
@@ -257,12 +258,12 @@ def write_report(results, out):
     lines = [
         "# t-BIF with Newton steps on paper 004's protocol (issue 14)",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
-        "shared: seconds are indicative). t-CV and t-BIF: paper004's records "
-        "(`benchmarks/results/paper004/`).",
+        produced_by(
+            results,
+            legacy_command("bif_newton"),
+            SHARED_MACHINE
+            + " t-CV and t-BIF: paper004's records (`benchmarks/results/paper004/`).",
+        ),
         "",
         "Test error of the chosen point, mean over repeats (classification: %; regression: MSE "
         "on standardized targets), [median search seconds], (repeats), and p of the paired "
@@ -287,7 +288,7 @@ def write_report(results, out):
             verdict = "PASS" if passed else "FAIL: " + ", ".join(failing)
             lines.append(f"- {criterion}, {text}: **{verdict}** (judged: {', '.join(names)})")
     lines += _speed_lines(out)
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(out, lines)
 
 
 #: Issue 26's speed cases: (name, dataset, training points or None for paper004's split,
@@ -430,10 +431,4 @@ def _speed_lines(out):
     return lines
 
 
-BENCHMARK = Study(
-    name="bif_newton",
-    steps=(run,),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/bif_newton",
-)
+BENCHMARK = Study("bif_newton", (run,), summarize, write_report)

@@ -35,12 +35,7 @@ import time
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = "python -m semiscale_bench.studies.defaults --out benchmarks/results/defaults"
-
+from semiscale_bench.harness.study import Study, legacy_command, produced_by, write_readme
 
 MOONS_SEEDS = 20
 MOONS_N = 2000
@@ -295,10 +290,7 @@ def write_report(results, out):
     lines = [
         "# Defaults with only labels given (issue 11)",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']}.",
+        produced_by(results, legacy_command("defaults")),
         "",
         f"## Two moons, n = {MOONS_N}, one label per class, {MOONS_SEEDS} seeds",
         "",
@@ -342,13 +334,7 @@ def write_report(results, out):
         for est_name, error in sorted(entry["errors"].items(), key=lambda kv: kv[1]):
             mark = " (best of the grid)" if est_name == entry["best"] else ""
             lines.append(f"| {name} | {est_name}{mark} | {error:.4f} |")
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(out, lines)
 
 
-BENCHMARK = Study(
-    name="defaults",
-    steps=(run_moons, run_real, run_regression),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/defaults",
-)
+BENCHMARK = Study("defaults", (run_moons, run_real, run_regression), summarize, write_report)

@@ -45,20 +45,14 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-from semiscale_bench.studies._graph_study import (
+from semiscale_bench.harness.report import md_table
+from semiscale_bench.harness.study import DATA, Study, legacy_command, produced_by, write_readme
+from semiscale_bench.studies._common import (
     accuracy_tables,
     fit_digit_graphs,
+    one_label_per_class,
     summarize_accuracy,
 )
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.graph_bandwidth"
-    " --out benchmarks/results/graph_bandwidth"
-)
-
 
 DATASETS = ("usps", "mnist")
 PER_CLASS = (1, 3, 5, 10)
@@ -130,10 +124,7 @@ def run_moons(records, save):
         X, y = make_two_moons(n, noise=0.1, random_state=0)
         if not any(r.get("kind") == "stats" and r["dataset"] == name for r in records):
             records.append(_contrast_record(name, X))
-        observed = np.full_like(y, -1)
-        rng = np.random.default_rng([0, 1])
-        for c in (0, 1):
-            observed[rng.choice(np.flatnonzero(y == c))] = c
+        observed = one_label_per_class(y, np.random.default_rng([0, 1]))
         model = _estimator("Poisson", graph=KNNGraph(**GRAPHS[graph]))
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -163,24 +154,26 @@ def write_report(results, out):
     lines = [
         "# The default kNN graph's heat-kernel width",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']}, 2 cores "
-        "(shared; seconds are single runs).",
+        produced_by(
+            results,
+            legacy_command("graph_bandwidth", DATA),
+            ", 2 cores (shared; seconds are single runs).",
+        ),
         "",
         "Graph statistics (8 nearest neighbours): `d̄_1 / d̄_k` and the weight contrast "
         "`w(d̄_1) / w(d̄_k)` each width gives.",
         "",
-        "| data | d̄_1 / d̄_k | contrast, mean | contrast, contrast | contrast, kth |",
-        "|---|---|---|---|---|",
     ]
-    for r in records:
-        if r.get("kind") == "stats":
-            lines.append(
-                f"| {r['dataset']} | {r['nearest_over_kth']:.3f} | {r['contrast_mean']:.2f} | "
-                f"{r['contrast_contrast']:.2f} | {r['contrast_kth']:.2f} |"
-            )
+    stats = [r for r in records if r.get("kind") == "stats"]
+    rules = ("mean", "contrast", "kth")
+    lines += md_table(
+        ["data", "d̄_1 / d̄_k", *(f"contrast, {rule}" for rule in rules)],
+        [
+            [r["dataset"], f"{r['nearest_over_kth']:.3f}"]
+            + [f"{r[f'contrast_{rule}']:.2f}" for rule in rules]
+            for r in stats
+        ],
+    )
     lines += [
         "",
         f"Transductive accuracy (%) on the unlabeled points, mean ± std over {TRIALS} trials.",
@@ -211,13 +204,7 @@ def write_report(results, out):
                 else f"{100 * r['accuracy']:.2f} %, {r['seconds']:.1f} s, {r['n_iter']} it."
             )
         lines.append(f"| {graph} | " + " | ".join(entries) + " |")
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(out, lines)
 
 
-BENCHMARK = Study(
-    name="graph_bandwidth",
-    steps=(run_digits, run_moons),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/graph_bandwidth",
-)
+BENCHMARK = Study("graph_bandwidth", (run_digits, run_moons), summarize, write_report)

@@ -29,20 +29,20 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-from semiscale_bench.studies._graph_study import (
+from semiscale_bench.harness.study import (
+    DATA,
+    Study,
+    legacy_command,
+    mean_std,
+    produced_by,
+    write_readme,
+)
+from semiscale_bench.studies._common import (
     accuracy_tables,
     fit_digit_graphs,
+    one_label_per_class,
     summarize_accuracy,
 )
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.graph_kth_gaussian"
-    " --out benchmarks/results/graph_kth_gaussian"
-)
-
 
 DATASETS = ("usps", "mnist")
 PER_CLASS = (1, 3, 10)
@@ -93,10 +93,7 @@ def run_moons(records, save):
         if (name, trial, graph) in done:
             continue
         X, y = make_two_moons(n, noise=0.1, random_state=0)
-        observed = np.full_like(y, -1)
-        rng = np.random.default_rng([trial, 1])
-        for c in (0, 1):
-            observed[rng.choice(np.flatnonzero(y == c))] = c
+        observed = one_label_per_class(y, np.random.default_rng([trial, 1]))
         model = _estimator("Poisson", trial, graph=KNNGraph(**GRAPHS[graph]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -125,10 +122,7 @@ def write_report(results, out):
     lines = [
         '# GraphLearning\'s graph (`weights="kth-gaussian"`) against the default heat graph',
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']}.",
+        produced_by(results, legacy_command("graph_kth_gaussian", DATA)),
         "",
         f"Transductive accuracy (%) on the unlabeled points, mean ± std over {TRIALS} trials "
         f"(two moons: {MOONS_TRIALS} draws of one label per class).",
@@ -148,15 +142,9 @@ def write_report(results, out):
         entries = []
         for n in MOONS_N:
             s = cells.get((f"two moons n={n}", 1, graph, "Poisson"))
-            entries.append("—" if s is None else f"{100 * s['mean']:.2f} ± {100 * s['std']:.2f}")
+            entries.append("—" if s is None else mean_std(s, 2))
         lines.append(f"| `{graph}` | " + " | ".join(entries) + " |")
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(out, lines)
 
 
-BENCHMARK = Study(
-    name="graph_kth_gaussian",
-    steps=(run_digits, run_moons),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/graph_kth_gaussian",
-)
+BENCHMARK = Study("graph_kth_gaussian", (run_digits, run_moons), summarize, write_report)

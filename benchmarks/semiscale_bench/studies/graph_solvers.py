@@ -31,15 +31,7 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.graph_solvers"
-    " --out benchmarks/results/graph_solvers"
-)
-
+from semiscale_bench.harness.study import DATA, Study, command_of, legacy_command
 
 MOONS_N = (10_000, 100_000)
 REAL = (("usps", "train"), ("letter", "train"), ("mnist", "test"))
@@ -161,7 +153,7 @@ def write_report(results, out):
             "# Graph-Laplacian solves: Jacobi-preconditioned CG against AMG-preconditioned CG",
             "",
             "Command: "
-            f"`{command_of(results, LEGACY_COMMAND)}`, "
+            f"`{command_of(results, legacy_command('graph_solvers', DATA))}`, "
             f"commit {results['commit']}, {results['machine']['platform']}, Python "
             f"{results['machine']['python']}, 2 cores (shared; seconds are single runs).",
             "",
@@ -176,10 +168,4 @@ def write_report(results, out):
     (out / "README.md").write_text(text)
 
 
-BENCHMARK = Study(
-    name="graph_solvers",
-    steps=(run,),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/graph_solvers",
-)
+BENCHMARK = Study("graph_solvers", (run,), summarize, write_report)

@@ -30,15 +30,17 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-from semiscale_bench.studies.defaults import UNLABELED, _accuracy, _labels
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "python -m semiscale_bench.studies.graph_weights --out benchmarks/results/graph_weights"
+from semiscale_bench.harness.report import md_table
+from semiscale_bench.harness.study import (
+    Study,
+    group_stats,
+    legacy_command,
+    mean_std,
+    produced_by,
+    recorded,
+    write_readme,
 )
-
+from semiscale_bench.studies.defaults import UNLABELED, _accuracy, _labels
 
 REAL_DATASETS = ("usps", "letter")
 REAL_N = 2000
@@ -110,7 +112,7 @@ def _draws():
 
 
 def run(records, save):
-    done = {(r["dataset"], r["seed"], r["per_class"], r["graph"], r["estimator"]) for r in records}
+    done = recorded(records, ("dataset", "seed", "per_class", "graph", "estimator"))
     for name, seed, load, label_draws in _draws():
         estimators = list(_estimators(seed))
         keys = [
@@ -154,22 +156,7 @@ def run(records, save):
 
 def summarize(records):
     """Mean and std of the accuracy per (dataset, labels per class, estimator, graph)."""
-    groups = {}
-    for r in records:
-        key = (r["dataset"], r["per_class"], r["estimator"], r["graph"])
-        groups.setdefault(key, []).append(r["accuracy"])
-    return [
-        {
-            "dataset": d,
-            "per_class": m,
-            "estimator": e,
-            "graph": g,
-            "draws": len(acc),
-            "mean": float(np.mean(acc)),
-            "std": float(np.std(acc)),
-        }
-        for (d, m, e, g), acc in groups.items()
-    ]
+    return group_stats(records, ("dataset", "per_class", "estimator", "graph"), count="draws")
 
 
 def write_report(results, out):
@@ -178,24 +165,20 @@ def write_report(results, out):
     lines = [
         "# Edge weights for few labels: heat vs self-tuning, plain vs normalized (issue 12)",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']}.",
+        produced_by(results, legacy_command("graph_weights")),
         "",
         f"Transductive accuracy (%), mean ± std over draws ({REAL_SEEDS} draws of {REAL_N} "
         f"points for the real sets, {MOONS_SEEDS} seeds of two moons, n = {MOONS_N}). Every "
         "graph is `KNNGraph(weights=..., normalized=...)`, other options at their defaults; the "
         "estimators are at their defaults and get the graph's Laplacian.",
         "",
-        "| estimator | dataset | labels/class | " + " | ".join(graphs) + " |",
-        "|---" * (3 + len(graphs)) + "|",
     ]
     cells = {(s["dataset"], s["per_class"], s["estimator"], s["graph"]): s for s in summary}
     rows = sorted(
         {(s["estimator"], s["dataset"], s["per_class"]) for s in summary},
         key=lambda t: (t[0], t[1] == "two moons", t[1], t[2]),
     )
+    table = []
     for est, dataset, m in rows:
         entries = []
         best = max(
@@ -206,9 +189,9 @@ def write_report(results, out):
             if s is None:
                 entries.append("—")
                 continue
-            text = f"{100 * s['mean']:.1f} ± {100 * s['std']:.1f}"
-            entries.append(f"**{text}**" if s["mean"] == best else text)
-        lines.append(f"| {est} | {dataset} | {m} | " + " | ".join(entries) + " |")
+            entries.append(f"**{mean_std(s)}**" if s["mean"] == best else mean_std(s))
+        table.append([est, dataset, m, *entries])
+    lines += md_table(["estimator", "dataset", "labels/class", *graphs], table)
     timing = {}
     for r in results["records"]:
         timing.setdefault((r["dataset"], r["graph"]), []).append(r["graph_seconds"])
@@ -216,25 +199,19 @@ def write_report(results, out):
         "",
         "Graph build time (s, mean over draws):",
         "",
-        "| dataset | " + " | ".join(graphs) + " |",
-        "|---" * (1 + len(graphs)) + "|",
     ]
-    for dataset in dict.fromkeys(d for d, _ in timing):
-        lines.append(
-            f"| {dataset} | "
-            + " | ".join(
+    lines += md_table(
+        ["dataset", *graphs],
+        [
+            [dataset]
+            + [
                 f"{np.mean(timing[(dataset, g)]):.2f}" if (dataset, g) in timing else "—"
                 for g in graphs
-            )
-            + " |"
-        )
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+            ]
+            for dataset in dict.fromkeys(d for d, _ in timing)
+        ],
+    )
+    write_readme(out, lines)
 
 
-BENCHMARK = Study(
-    name="graph_weights",
-    steps=(run,),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/graph_weights",
-)
+BENCHMARK = Study("graph_weights", (run,), summarize, write_report)

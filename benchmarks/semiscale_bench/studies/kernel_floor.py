@@ -42,14 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "python -m semiscale_bench.studies.kernel_floor --out benchmarks/results/kernel_floor"
-)
-
+from semiscale_bench.harness.study import Study, command_of, legacy_command
 
 N_SAMPLES = 200_000
 N_CENTERS = 2_000
@@ -284,7 +277,7 @@ def write_report(results, out):
             "# One Nyström LapRLS Hessian product against the machine's floor",
             "",
             "Command: "
-            f"`{command_of(results, LEGACY_COMMAND)}`, "
+            f"`{command_of(results, legacy_command('kernel_floor'))}`, "
             f"commit {results['commit']}, {results['machine']['platform']}, Python "
             f"{results['machine']['python']}, {f['cores']} cores (a shared machine: floors are "
             f"medians of {REPEATS}, products medians of {PRODUCT_REPEATS}, same process).",
@@ -321,10 +314,4 @@ def write_report(results, out):
     (out / "README.md").write_text(text)
 
 
-BENCHMARK = Study(
-    name="kernel_floor",
-    steps=(run_floors, run_products),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/kernel_floor",
-)
+BENCHMARK = Study("kernel_floor", (run_floors, run_products), summarize, write_report)

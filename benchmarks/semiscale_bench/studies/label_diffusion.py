@@ -28,21 +28,18 @@ Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are k
 
 from __future__ import annotations
 
-import itertools
-import time
-import warnings
-
-import numpy as np
-
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.label_diffusion"
-    " --out benchmarks/results/label_diffusion"
+from semiscale_bench.harness.report import md_table
+from semiscale_bench.harness.study import (
+    DATA,
+    SHARED_MACHINE,
+    Study,
+    group_stats,
+    legacy_command,
+    mean_std,
+    produced_by,
+    write_readme,
 )
-
+from semiscale_bench.studies._common import all_converged, fit_pool_variants
 
 DATASETS = ("usps", "mnist", "letter", "two_moons")
 PER_CLASS = (1, 3, 10)
@@ -66,77 +63,29 @@ def _estimator(variant, trial):
     return NystromLapRLSClassifier(label_diffusion=steps, random_state=trial)
 
 
-def _split(name):
-    from semiscale.datasets import make_two_moons
-    from semiscale_bench.few_labels import load
-    from semiscale_bench.few_labels.inductive import pool_split
-    from semiscale_bench.few_labels.protocol import PROTOCOL
-
-    if name == "two_moons":
-        X, y = make_two_moons(PROTOCOL.moons_n, noise=PROTOCOL.moons_noise, random_state=0)
-    else:
-        X, y = load(PROTOCOL, name)
-    pool, held_out = pool_split(X.shape[0], PROTOCOL.inductive_pool, PROTOCOL.inductive_seed)
-    return X[pool], y[pool], X[held_out], y[held_out]
+def _facts(model):
+    info = getattr(model, "solver_info_", {})
+    return {"n_iter": int(getattr(model, "n_iter_", 0)), "converged": info.get("converged")}
 
 
 def run(records, save):
-    from semiscale.graph import KNNGraph
-    from semiscale_bench.few_labels import draw_labels
-
-    done = {(r["dataset"], r["per_class"], r["trial"], r["variant"]) for r in records}
-    for name in DATASETS:
-        keys = list(itertools.product(PER_CLASS, range(TRIALS), _variants()))
-        if all((name, *key) in done for key in keys):
-            continue
-        X_pool, y_pool, X_test, y_test = _split(name)
-        laplacian = KNNGraph().fit(X_pool).laplacian_
-        for per_class, trial, variant in keys:
-            if (name, per_class, trial, variant) in done:
-                continue
-            observed = draw_labels(y_pool, per_class, trial)
-            model = _estimator(variant, trial)
-            extra = {} if variant == LABEL_SPREADING else {"laplacian": laplacian}
-            start = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                model.fit(X_pool, observed, **extra)
-            seconds = time.perf_counter() - start
-            info = getattr(model, "solver_info_", {})
-            records.append(
-                {
-                    "dataset": name,
-                    "per_class": per_class,
-                    "trial": trial,
-                    "variant": variant,
-                    "accuracy": float(np.mean(model.predict(X_test) == y_test)),
-                    "seconds": round(seconds, 3),
-                    "n_iter": int(getattr(model, "n_iter_", 0)),
-                    "converged": info.get("converged"),
-                }
-            )
-            save()
+    fit_pool_variants(
+        records,
+        save,
+        datasets=DATASETS,
+        per_class=PER_CLASS,
+        trials=TRIALS,
+        variants=_variants(),
+        make_estimator=_estimator,
+        facts=_facts,
+        graph=lambda variant: variant != LABEL_SPREADING,
+    )
 
 
 def summarize(records):
     """Mean and std of the held-out accuracy, median seconds and iterations per cell."""
-    groups = {}
-    for r in records:
-        groups.setdefault((r["dataset"], r["per_class"], r["variant"]), []).append(r)
-    return [
-        {
-            "dataset": d,
-            "per_class": k,
-            "variant": v,
-            "trials": len(rs),
-            "mean": float(np.mean([r["accuracy"] for r in rs])),
-            "std": float(np.std([r["accuracy"] for r in rs])),
-            "seconds": float(np.median([r["seconds"] for r in rs])),
-            "n_iter": float(np.median([r["n_iter"] for r in rs])),
-            "all_converged": all(r["converged"] in (True, None) for r in rs),
-        }
-        for (d, k, v), rs in groups.items()
-    ]
+    keys = ("dataset", "per_class", "variant")
+    return group_stats(records, keys, medians=("seconds", "n_iter"), more=all_converged)
 
 
 def write_report(results, out):
@@ -144,24 +93,14 @@ def write_report(results, out):
     lines = [
         "# Label diffusion in Nyström LapRLS (issue 12, target (b))",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
-        "shared: seconds are indicative).",
+        produced_by(results, legacy_command("label_diffusion", DATA), SHARED_MACHINE),
         "",
         f"Held-out accuracy (%), mean ± std over {TRIALS} trials, fitted on the 80 % pool with "
         "the pool's default graph passed in; median seconds per fit (graph excluded) and PCG "
         "iterations in brackets.",
     ]
     for name in DATASETS:
-        lines += [
-            "",
-            f"{name}:",
-            "",
-            "| variant | " + " | ".join(f"{k}/class" for k in PER_CLASS) + " |",
-            "|---" * (1 + len(PER_CLASS)) + "|",
-        ]
+        rows = []
         for variant in _variants():
             entries = []
             for k in PER_CLASS:
@@ -171,18 +110,11 @@ def write_report(results, out):
                     continue
                 flag = "" if s["all_converged"] else " (not converged)"
                 its = "" if variant == LABEL_SPREADING else f", {s['n_iter']:.0f} it"
-                entries.append(
-                    f"{100 * s['mean']:.1f} ± {100 * s['std']:.1f} "
-                    f"[{s['seconds']:.1f} s{its}]{flag}"
-                )
-            lines.append(f"| {variant} | " + " | ".join(entries) + " |")
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+                entries.append(f"{mean_std(s)} [{s['seconds']:.1f} s{its}]{flag}")
+            rows.append([variant, *entries])
+        columns = ["variant", *(f"{k}/class" for k in PER_CLASS)]
+        lines += ["", f"{name}:", "", *md_table(columns, rows)]
+    write_readme(out, lines)
 
 
-BENCHMARK = Study(
-    name="label_diffusion",
-    steps=(run,),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/label_diffusion",
-)
+BENCHMARK = Study("label_diffusion", (run,), summarize, write_report)

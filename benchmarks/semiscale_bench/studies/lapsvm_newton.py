@@ -34,15 +34,7 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.lapsvm_newton"
-    " --out benchmarks/results/lapsvm_newton"
-)
-
+from semiscale_bench.harness.study import DATA, Study, legacy_command, produced_by, write_readme
 
 DATASETS = ("fourclass", "german.numer", "splice", "svmguide3", "a1a", "madelon")
 SIGMAS = (1.0, 16.0, 256.0)
@@ -172,11 +164,12 @@ def write_report(results, out):
     lines = [
         "# The Huber-hinge LapSVM's Newton solve, before and after its speed-ups",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
-        "shared: seconds are indicative; the variants alternate at each grid point).",
+        produced_by(
+            results,
+            legacy_command("lapsvm_newton", DATA),
+            " (2 cores, shared: seconds are indicative; the variants alternate at each grid "
+            "point).",
+        ),
         "",
         "Per dataset, over the 9 grid points: median fit seconds, median (max) Newton steps, "
         "fits that hit the Newton cap (50 steps), median same-point speed-up over `before`, and "
@@ -197,13 +190,7 @@ def write_report(results, out):
                 f"{v['total_seconds']:.1f} | {v['median_steps']:g} ({v['max_steps']}) | "
                 f"{v['not_converged']} / {v['fits']} | {speedup} | {v['max_difference']:.1e} |"
             )
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(out, lines)
 
 
-BENCHMARK = Study(
-    name="lapsvm_newton",
-    steps=(run,),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/lapsvm_newton",
-)
+BENCHMARK = Study("lapsvm_newton", (run,), summarize, write_report)

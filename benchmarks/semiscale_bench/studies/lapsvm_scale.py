@@ -35,15 +35,14 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.lapsvm_scale"
-    " --out benchmarks/results/lapsvm_scale"
+from semiscale_bench.harness.study import (
+    DATA,
+    SHARED_MACHINE,
+    Study,
+    legacy_command,
+    produced_by,
+    write_readme,
 )
-
 
 SIZES = (2_000, 5_000, 10_000, 20_000, 48_842)
 N_LABELED = 500
@@ -141,11 +140,7 @@ def write_report(results, out):
     lines = [
         "# The primal LapSVM on a9a-sized data (issue 13)",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
-        "shared: seconds are indicative).",
+        produced_by(results, legacy_command("lapsvm_scale", DATA), SHARED_MACHINE),
         "",
         f"a9a pooled (48,842 rows), the first n of one permutation, {N_LABELED} labeled; "
         "accuracy on the unlabeled training rows; fit seconds include the estimator's own graph.",
@@ -178,13 +173,7 @@ def write_report(results, out):
                 lines.append(
                     f"- {r['method']}: **not measured** ({r.get('skipped') or r.get('error')})"
                 )
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(out, lines)
 
 
-BENCHMARK = Study(
-    name="lapsvm_scale",
-    steps=(run,),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/lapsvm_scale",
-)
+BENCHMARK = Study("lapsvm_scale", (run,), summarize, write_report)

@@ -19,13 +19,8 @@ import numpy as np
 from semiscale.datasets import make_two_moons
 from semiscale.models import HarmonicClassifier, PoissonClassifier
 from semiscale_bench.harness.report import md_table
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "python -m semiscale_bench.studies.million_moons --out benchmarks/results/million_moons"
-)
+from semiscale_bench.harness.study import Study, command_of, legacy_command, write_readme
+from semiscale_bench.studies._common import first_of_each_class
 
 N_POINTS = 1_000_000
 SEEDS = tuple(range(10))
@@ -39,9 +34,7 @@ def _step(records, save):
         if all((seed, name) in done for name in ESTIMATORS):
             continue
         X, y = make_two_moons(N_POINTS, noise=0.1, random_state=seed)
-        y_ssl = np.full_like(y, -1)
-        for c in (0, 1):
-            y_ssl[np.flatnonzero(y == c)[0]] = c
+        y_ssl = first_of_each_class(y)[1]
         unlabeled = y_ssl < 0
         for name, Estimator in ESTIMATORS.items():
             if (seed, name) in done:
@@ -106,7 +99,8 @@ def _report(results, out):
         "# Laplace and Poisson learning on ten million-point two-moons draws",
         "",
         f"Code {results['commit']}, {results['machine']['platform']}; command: "
-        f"`{command_of(results, LEGACY_COMMAND)}` (nothing else timing). One label per moon, "
+        f"`{command_of(results, legacy_command('million_moons'))}` (nothing else timing). "
+        "One label per moon, "
         f"accuracy on the unlabeled points; target ≥ {100 * MIN_ACCURACY:g} % in "
         f"< {MAX_SECONDS:g} s per fit, graph included.",
         "",
@@ -123,7 +117,7 @@ def _report(results, out):
             f"{s['max_seconds']:.1f} s, median "
             f"{s['median_seconds']:.1f} s."
         )
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(out, lines)
 
 
 BENCHMARK = Study(

@@ -27,20 +27,19 @@ Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are k
 from __future__ import annotations
 
 import itertools
-import time
-import warnings
 
-import numpy as np
-
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.nystrom_span"
-    " --out benchmarks/results/nystrom_span"
+from semiscale_bench.harness.report import md_table
+from semiscale_bench.harness.study import (
+    DATA,
+    SHARED_MACHINE,
+    Study,
+    group_stats,
+    legacy_command,
+    mean_std,
+    produced_by,
+    write_readme,
 )
-
+from semiscale_bench.studies._common import all_converged, fit_pool_variants
 
 DATASETS = ("usps", "mnist")
 PER_CLASS = (1, 3)
@@ -69,70 +68,30 @@ def _estimator(variant, trial):
     return NystromLapRLSClassifier(random_state=trial, **params)
 
 
-def _split(name):
-    from semiscale_bench.few_labels import load
-    from semiscale_bench.few_labels.inductive import pool_split
-    from semiscale_bench.few_labels.protocol import PROTOCOL
-
-    X, y = load(PROTOCOL, name)
-    pool, held_out = pool_split(X.shape[0], PROTOCOL.inductive_pool, PROTOCOL.inductive_seed)
-    return X[pool], y[pool], X[held_out], y[held_out]
+def _facts(model):
+    return {
+        "converged": getattr(model, "solver_info_", {}).get("converged"),
+        "gamma": getattr(getattr(model, "kernel_", None), "gamma", None),
+    }
 
 
 def run(records, save):
-    from semiscale_bench.few_labels import draw_labels
-
-    done = {(r["dataset"], r["per_class"], r["trial"], r["variant"]) for r in records}
-    variants = [*VARIANTS, LABEL_SPREADING]
-    for name in DATASETS:
-        keys = list(itertools.product(PER_CLASS, range(TRIALS), variants))
-        if all((name, *key) in done for key in keys):
-            continue
-        X_pool, y_pool, X_test, y_test = _split(name)
-        for per_class, trial, variant in keys:
-            if (name, per_class, trial, variant) in done:
-                continue
-            observed = draw_labels(y_pool, per_class, trial)
-            model = _estimator(variant, trial)
-            start = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                model.fit(X_pool, observed)
-            seconds = time.perf_counter() - start
-            info = getattr(model, "solver_info_", {})
-            records.append(
-                {
-                    "dataset": name,
-                    "per_class": per_class,
-                    "trial": trial,
-                    "variant": variant,
-                    "accuracy": float(np.mean(model.predict(X_test) == y_test)),
-                    "seconds": round(seconds, 3),
-                    "converged": info.get("converged"),
-                    "gamma": getattr(getattr(model, "kernel_", None), "gamma", None),
-                }
-            )
-            save()
+    fit_pool_variants(
+        records,
+        save,
+        datasets=DATASETS,
+        per_class=PER_CLASS,
+        trials=TRIALS,
+        variants=[*VARIANTS, LABEL_SPREADING],
+        make_estimator=_estimator,
+        facts=_facts,
+    )
 
 
 def summarize(records):
     """Mean and std of the held-out accuracy and seconds per (dataset, k, variant)."""
-    groups = {}
-    for r in records:
-        groups.setdefault((r["dataset"], r["per_class"], r["variant"]), []).append(r)
-    return [
-        {
-            "dataset": d,
-            "per_class": k,
-            "variant": v,
-            "trials": len(rs),
-            "mean": float(np.mean([r["accuracy"] for r in rs])),
-            "std": float(np.std([r["accuracy"] for r in rs])),
-            "seconds": float(np.median([r["seconds"] for r in rs])),
-            "all_converged": all(r["converged"] in (True, None) for r in rs),
-        }
-        for (d, k, v), rs in groups.items()
-    ]
+    keys = ("dataset", "per_class", "variant")
+    return group_stats(records, keys, medians=("seconds",), more=all_converged)
 
 
 def write_report(results, out):
@@ -141,18 +100,13 @@ def write_report(results, out):
     lines = [
         "# Nyström LapRLS inductively: the span of the centers (issue 12, target (b))",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
-        "shared: seconds are indicative).",
+        produced_by(results, legacy_command("nystrom_span", DATA), SHARED_MACHINE),
         "",
         f"Held-out accuracy (%), mean ± std over {TRIALS} trials, fitted on the 80 % pool "
         "(graph built inside `fit`); median seconds per fit (graph included) in brackets.",
         "",
-        "| variant | " + " | ".join(f"{d} {k}/class" for d in DATASETS for k in PER_CLASS) + " |",
-        "|---" * (1 + len(DATASETS) * len(PER_CLASS)) + "|",
     ]
+    rows = []
     for variant in variants:
         entries = []
         for d, k in itertools.product(DATASETS, PER_CLASS):
@@ -161,17 +115,10 @@ def write_report(results, out):
                 entries.append("—")
                 continue
             flag = "" if s["all_converged"] else " (not converged)"
-            entries.append(
-                f"{100 * s['mean']:.1f} ± {100 * s['std']:.1f} [{s['seconds']:.1f} s]{flag}"
-            )
-        lines.append(f"| {variant} | " + " | ".join(entries) + " |")
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+            entries.append(f"{mean_std(s)} [{s['seconds']:.1f} s]{flag}")
+        rows.append([variant, *entries])
+    columns = ["variant", *(f"{d} {k}/class" for d in DATASETS for k in PER_CLASS)]
+    write_readme(out, lines + md_table(columns, rows))
 
 
-BENCHMARK = Study(
-    name="nystrom_span",
-    steps=(run,),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/nystrom_span",
-)
+BENCHMARK = Study("nystrom_span", (run,), summarize, write_report)

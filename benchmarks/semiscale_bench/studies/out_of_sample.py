@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
+from semiscale_bench.harness.study import Study, command_of, write_readme
 
 #: The command of the records written before the command was recorded with them
 #: (:func:`~semiscale_bench.harness.study.command_of`).
@@ -226,13 +226,7 @@ def write_report(results, out):
             ok = seconds <= timing[f"{dataset} {exact}"]
             checks.append(f"≤ {exact}: {'PASS' if ok else 'FAIL'}")
         lines.append(f"| {dataset} | {name} | {seconds:.2f} | {'; '.join(checks) or '–'} |")
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(out, lines)
 
 
-BENCHMARK = Study(
-    name="out_of_sample",
-    steps=(run_accuracy, run_timing),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/out_of_sample",
-)
+BENCHMARK = Study("out_of_sample", (run_accuracy, run_timing), summarize, write_report)

@@ -27,15 +27,8 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "flock /tmp/w/timing.lock python -m semiscale_bench.studies.slapcvm_defaults"
-    " --out benchmarks/results/slapcvm_defaults"
-)
-
+from semiscale_bench.harness.study import Study, legacy_command, produced_by, write_readme
+from semiscale_bench.studies._common import first_of_each_class
 
 SIZES = (100_000, 300_000, 1_000_000)
 DRAWS = 5
@@ -46,10 +39,7 @@ def _moons(n):
     from semiscale.datasets import make_two_moons
 
     X, y = make_two_moons(n, noise=0.1, random_state=0)
-    y_ssl = np.full_like(y, -1)
-    labeled = [np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]]
-    y_ssl[labeled] = y[labeled]
-    return X, y, y_ssl
+    return X, y, first_of_each_class(y)[1]
 
 
 def _fit(method, X, y_ssl, seed):
@@ -175,11 +165,11 @@ def write_report(results, out):
     lines = [
         "# SLapCVM at its defaults, and its solve time against u (issue 26)",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
-        "shared with other work outside the timing lock: seconds are indicative).",
+        produced_by(
+            results,
+            legacy_command("slapcvm_defaults", "flock /tmp/w/timing.lock "),
+            " (2 cores, shared with other work outside the timing lock: seconds are indicative).",
+        ),
         "",
         "| data | method | fits | accuracy on the unlabeled points (%) | median s | max s |",
         "|---|---|---|---|---|---|",
@@ -209,13 +199,7 @@ def write_report(results, out):
         f"Log-log slope of the solve time from u = 10⁵ to 10⁶: {s['slope']:.2f} "
         f"(target ≤ 0.5: {verdict}).",
     ]
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(out, lines)
 
 
-BENCHMARK = Study(
-    name="slapcvm_defaults",
-    steps=(accuracy, scaling),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/slapcvm_defaults",
-)
+BENCHMARK = Study("slapcvm_defaults", (accuracy, scaling), summarize, write_report)

@@ -34,14 +34,14 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "python -m semiscale_bench.studies.slapcvm_exact_qp --out benchmarks/results/slapcvm_exact_qp"
+from semiscale_bench.harness.study import (
+    SHARED_MACHINE,
+    Study,
+    legacy_command,
+    produced_by,
+    write_readme,
 )
-
+from semiscale_bench.studies._common import labeled_moons
 
 N_TRAIN = 1000
 N_TEST = 2000
@@ -64,7 +64,6 @@ def _settings():
 def run(records, save):
     from scipy.sparse.csgraph import shortest_path
 
-    from semiscale.datasets import make_two_moons
     from semiscale.graph import KNNGraph
     from semiscale.kernels import RBF
     from semiscale.linalg.ops import get_ops
@@ -76,9 +75,7 @@ def run(records, save):
     wanted = [(*s, solver) for s in _settings() for solver in ("exact QP", "CVM")]
     if all(w in done for w in wanted):
         return
-    X, y = make_two_moons(N_TRAIN, noise=0.1, random_state=0)
-    X_test, y_test = make_two_moons(N_TEST, noise=0.1, random_state=1)
-    labeled = np.array([np.flatnonzero(y == c)[0] for c in (0, 1)])
+    X, y, labeled, _, X_test, y_test = labeled_moons(N_TRAIN, N_TEST)
     signs = np.where(y[labeled] == 1, 1.0, -1.0)
     m = labeled.size
     graph = KNNGraph(n_neighbors=6, bandwidth="mean-square", symmetrize="union", random_state=0)
@@ -172,11 +169,7 @@ def write_report(results, out):
     lines = [
         "# SLapCVM on two moons: the exact dual (8) against the CVM (issue 13)",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
-        "shared: seconds are indicative).",
+        produced_by(results, legacy_command("slapcvm_exact_qp"), SHARED_MACHINE),
         "",
         f"Two moons, {N_TRAIN} training points, one label per class, {N_TEST} test points; "
         "`RBF(gamma=4.0)`, the paper's 6-NN graph; θ = r·|E|/m. 'exact QP': SMO over all "
@@ -198,13 +191,7 @@ def write_report(results, out):
             f"| {r['objective']:.6g} | {r['tube']:.3g} | {reach:.3g} | {r['f_labeled']:.3g} "
             f"| {r['seconds']:.1f} | {r['converged']} |"
         )
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(out, lines)
 
 
-BENCHMARK = Study(
-    name="slapcvm_exact_qp",
-    steps=(run,),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/slapcvm_exact_qp",
-)
+BENCHMARK = Study("slapcvm_exact_qp", (run,), summarize, write_report)

@@ -28,14 +28,14 @@ import warnings
 
 import numpy as np
 
-from semiscale_bench.harness.study import Study, command_of
-
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "python -m semiscale_bench.studies.slapcvm_tube --out benchmarks/results/slapcvm_tube"
+from semiscale_bench.harness.study import (
+    SHARED_MACHINE,
+    Study,
+    legacy_command,
+    produced_by,
+    write_readme,
 )
-
+from semiscale_bench.studies._common import labeled_moons
 
 N_TRAIN = 1000
 N_TEST = 2000
@@ -46,7 +46,6 @@ TOLS = (1e-4, 1e-6)
 
 
 def run(records, save):
-    from semiscale.datasets import make_two_moons
     from semiscale.graph import KNNGraph
     from semiscale.kernels import RBF
     from semiscale.models import SparseLapCVMClassifier
@@ -55,11 +54,7 @@ def run(records, save):
     done = {(r["m_mu"], r["tol"]) for r in records}
     if all((m_mu, tol) in done for m_mu in M_MU for tol in TOLS):
         return
-    X, y = make_two_moons(N_TRAIN, noise=0.1, random_state=0)
-    X_test, y_test = make_two_moons(N_TEST, noise=0.1, random_state=1)
-    labeled = np.array([np.flatnonzero(y == c)[0] for c in (0, 1)])
-    y_ssl = np.full_like(y, -1)
-    y_ssl[labeled] = y[labeled]
+    X, y, labeled, y_ssl, X_test, y_test = labeled_moons(N_TRAIN, N_TEST)
     m = labeled.size
     for m_mu, tol in ((m_mu, tol) for tol in TOLS for m_mu in M_MU):
         if (m_mu, tol) in done:
@@ -109,11 +104,7 @@ def write_report(results, out):
     lines = [
         "# SLapCVM's tube: sparsity against how far the labels travel (issue 13)",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
-        "shared: seconds are indicative).",
+        produced_by(results, legacy_command("slapcvm_tube"), SHARED_MACHINE),
         "",
         f"Two moons, {N_TRAIN} training points, one label per class, {N_TEST} test points; "
         f"C = {C:g}, θ = {EDGE_WEIGHT_RATIO:g}·|E|/m, `RBF(gamma=4.0)`.",
@@ -129,13 +120,7 @@ def write_report(results, out):
             f"| {r['n_items']} | {r['f_labeled']:.3g} | {r['edge_diff_q99']:.3g} "
             f"| {r['edge_diff_max']:.3g} | {r['seconds']:.1f} |"
         )
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(out, lines)
 
 
-BENCHMARK = Study(
-    name="slapcvm_tube",
-    steps=(run,),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/slapcvm_tube",
-)
+BENCHMARK = Study("slapcvm_tube", (run,), summarize, write_report)

@@ -19,9 +19,5 @@ from semiscale_bench.studies.few_label_laprls.report import write_report
 __all__ = ["BENCHMARK"]
 
 BENCHMARK = Study(
-    name="few_label_laprls",
-    steps=(run_grid, run_sizes, run_rules, run_full),
-    summarize=summarize,
-    write_report=write_report,
-    results="benchmarks/results/few_label_laprls",
+    "few_label_laprls", (run_grid, run_sizes, run_rules, run_full), summarize, write_report
 )

@@ -9,7 +9,7 @@ import itertools
 
 import numpy as np
 
-from semiscale_bench.harness.study import command_of
+from semiscale_bench.harness.study import legacy_command, produced_by
 from semiscale_bench.studies.few_label_laprls.fits import (
     CODINGS,
     DATASETS,
@@ -30,12 +30,6 @@ from semiscale_bench.studies.few_label_laprls.fits import (
     SQUARE_CONSTANTS,
 )
 
-#: The command of the records written before the command was recorded with them
-#: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = (
-    "python -m semiscale_bench.studies.few_label_laprls --out benchmarks/results/few_label_laprls"
-)
-
 
 def _pct(x):
     return "—" if x is None else f"{100 * x:.1f}"
@@ -54,12 +48,12 @@ def write_report(results, out):
         "# LapRLS with few labels: codings, balancing and the scaling of intrinsic_reg "
         "(issue 12, part 3)",
         "",
-        "Produced by "
-        f"`{command_of(results, LEGACY_COMMAND)}` "
-        f"(commit {results['commit']}); protocol in that module's docstring. Machine: "
-        f"{results['machine']['platform']}, Python {results['machine']['python']} (2 cores, "
-        "shared). Transductive accuracy (%) on the unlabeled points, mean over draws. ρ is "
-        "`intrinsic_reg · l / n` (l labeled points, n points).",
+        produced_by(
+            results,
+            legacy_command("few_label_laprls"),
+            " (2 cores, shared). Transductive accuracy (%) on the unlabeled points, mean over "
+            "draws. ρ is `intrinsic_reg · l / n` (l labeled points, n points).",
+        ),
         "",
     ]
     grid = [s for s in summary if s["step"] == "grid"]
