@@ -388,6 +388,28 @@ def rule_value(family, constant, n, n_labeled):
     return constant * (n / n_labeled) ** 2
 
 
+def _rule_fit(name, seed, draw, m, family, constant, X, y, y_ssl, L):
+    """The record of the codings fitted with ``intrinsic_reg`` from one rule on one draw."""
+    n, n_labeled = X.shape[0], int((y_ssl != UNLABELED).sum())
+    reg = rule_value(family, constant, n, n_labeled)
+    start = time.perf_counter()
+    pred = fit_codings(X, y_ssl, L, reg, seed=seed)
+    return {
+        "step": "rules",
+        "dataset": name,
+        "n": n,
+        "seed": seed,
+        "draw": draw,
+        "m": m,
+        "n_labeled": n_labeled,
+        "family": family,
+        "constant": constant,
+        "intrinsic_reg": reg,
+        "accuracy": {c: accuracy(p, y, y_ssl) for c, p in pred.items()},
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+
+
 def run_rules(records, save):
     done = {
         (r["dataset"], r["seed"], r["draw"], r["m"], r["family"], r["constant"])
@@ -407,26 +429,7 @@ def run_rules(records, save):
                 L = _graph(X, seed)
                 label_sets = {(d, k): ys for d, k, ys in _draws(y, seed)}
             y_ssl = label_sets[(draw, m)]
-            n_labeled = int((y_ssl != UNLABELED).sum())
-            reg = rule_value(family, constant, GRID_N, n_labeled)
-            start = time.perf_counter()
-            pred = fit_codings(X, y_ssl, L, reg, seed=seed)
-            records.append(
-                {
-                    "step": "rules",
-                    "dataset": name,
-                    "n": GRID_N,
-                    "seed": seed,
-                    "draw": draw,
-                    "m": m,
-                    "n_labeled": n_labeled,
-                    "family": family,
-                    "constant": constant,
-                    "intrinsic_reg": reg,
-                    "accuracy": {c: accuracy(p, y, y_ssl) for c, p in pred.items()},
-                    "seconds": round(time.perf_counter() - start, 3),
-                }
-            )
+            records.append(_rule_fit(name, seed, draw, m, family, constant, X, y, y_ssl, L))
             save()
     # the candidates that survive the grid, at the other sizes of usps
     done = {
@@ -443,25 +446,8 @@ def run_rules(records, save):
                 X, y = _points("usps", n, seed)
                 L = _graph(X, seed)
             y_ssl = per_class_labels(y, m, np.random.default_rng([seed, m]))
-            n_labeled = int((y_ssl != UNLABELED).sum())
-            reg = rule_value(family, constant, n, n_labeled)
-            start = time.perf_counter()
-            pred = fit_codings(X, y_ssl, L, reg, seed=seed)
             records.append(
-                {
-                    "step": "rules",
-                    "dataset": "usps",
-                    "n": n,
-                    "seed": seed,
-                    "draw": "per-class",
-                    "m": m,
-                    "n_labeled": n_labeled,
-                    "family": family,
-                    "constant": constant,
-                    "intrinsic_reg": reg,
-                    "accuracy": {c: accuracy(p, y, y_ssl) for c, p in pred.items()},
-                    "seconds": round(time.perf_counter() - start, 3),
-                }
+                _rule_fit("usps", seed, "per-class", m, family, constant, X, y, y_ssl, L)
             )
             save()
 
