@@ -46,4 +46,4 @@ bench-quick: $(STAMP)
 	$(BIN)/semiscale-bench paper000 --quick --datasets space_ga,abalone --out /tmp/semiscale-bench-quick
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info docs/_build
+	rm -rf $(VENV) build *.egg-info src/*.egg-info benchmarks/*.egg-info docs/_build

@@ -216,8 +216,10 @@ def test_unsupported_estimators_are_refused(estimator):
     X, y = make_two_moons(60, random_state=0)
     y_ssl = np.where(np.arange(60) % 4 == 0, y, -1)
     assert not supports_bif(estimator)
-    with pytest.raises(TypeError, match="smooth"):
+    with pytest.raises(TypeError, match="smooth") as refusal:
         bif_cross_val_predict(estimator, X, y_ssl, cv=3)
+    # a way out is named only where there is one: LapSVC's primal solver
+    assert str(refusal.value).endswith("use solver='primal'") == isinstance(estimator, LapSVC)
 
 
 def test_fold_that_loses_a_class_is_refused():

@@ -235,3 +235,9 @@ def test_the_library_command_has_no_bench():
 
     parser = build_parser()
     assert "bench" not in next(a for a in parser._actions if a.dest == "command").choices
+
+
+def test_the_old_bench_command_names_its_replacement(capsys):
+    assert main(["bench", "paper000", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "`semiscale-bench paper000 --quick`" in err and "pip install -e ./benchmarks" in err

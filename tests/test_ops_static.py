@@ -30,10 +30,6 @@ ROOT = Path(semiscale.__file__).parent
 #: Modules the rules do not apply to: the layer itself and its two helpers.
 LAYER = ("linalg/", "_parallel.py", "_memory.py")
 
-#: Rule "threads": the reproduction harness measures fits; it reads and limits BLAS threads for
-#: its timings and runs no library computation of its own.
-THREAD_RULE_EXEMPT = ("bench/",)
-
 _KERNEL_BLOCK = (
     "the kernel formula's own product on one block: blocks are sized and streamed only by "
     "ArrayOps.kernel_* (Kernel._iter_blocks), which records them"
@@ -219,8 +215,6 @@ def scan():
         scanner = _Scanner()
         scanner.visit(ast.parse(file.read_text(), filename=str(file)))
         for scope, rule, line, what in scanner.found:
-            if rule == "threads" and path.startswith(THREAD_RULE_EXEMPT):
-                continue
             sites.setdefault((path, scope, rule), []).append((line, what))
     return sites
 

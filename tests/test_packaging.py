@@ -206,3 +206,22 @@ def test_a_renamed_module_still_works_for_one_release_and_warns(old, new):
             assert getattr(old_module, name) is getattr(new_module, name)
     with pytest.raises(AttributeError):
         old_module.no_such_name  # noqa: B018
+
+
+def test_every_module_imports_without_posix_only_modules():
+    # The wheels cover Windows: a POSIX-only module (resource, fcntl, ...) may be imported only
+    # inside the function that needs it.  all_estimators() imports every module of semiscale.
+    code = (
+        "import sys\n"
+        "for name in ('resource', 'fcntl', 'termios', 'pwd', 'grp'):\n"
+        "    sys.modules[name] = None\n"
+        "from semiscale.utils import all_estimators\n"
+        "from semiscale._measure import measure\n"
+        "with measure() as m:\n"
+        "    pass\n"
+        "print(len(all_estimators()), m.max_rss_bytes)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    n_estimators, max_rss = map(int, done.stdout.split())
+    assert n_estimators > 10 and max_rss == 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import platform
-import resource
 import sys
 import time
 import tracemalloc
@@ -43,12 +42,15 @@ def measure(trace_memory: bool = True):
             result.peak_traced_bytes = max(0, tracemalloc.get_traced_memory()[1] - base)
         if started_tracing:
             tracemalloc.stop()
-        scale = 1 if sys.platform == "darwin" else 1024
-        result.max_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+        result.max_rss_bytes = ru_maxrss_bytes()
 
 
 def ru_maxrss_bytes() -> int:
-    """``ru_maxrss`` in bytes (KiB on Linux, bytes on macOS)."""
+    """``ru_maxrss`` in bytes (KiB on Linux, bytes on macOS); 0 where it is unknown."""
+    try:
+        import resource  # POSIX only: imported here so that Windows can import this module
+    except ImportError:
+        return 0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak if sys.platform == "darwin" else peak * 1024)  # Linux: KiB
 

@@ -266,6 +266,16 @@ def _level(args) -> int:
 def main(argv=None) -> int:
     from ._progress import verbosity
 
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:
+        # The reproductions left the library for a package of their own (benchmarks/).
+        print(
+            "semiscale bench: error: the reproductions are the semiscale-bench command now: run "
+            f"`semiscale-bench {' '.join(argv[1:]) or 'list'}` (installed by `make` from a "
+            "clone of the repository, or `pip install -e ./benchmarks` there)",
+            file=sys.stderr,
+        )
+        return 2
     args = build_parser().parse_args(argv)
     try:
         _check_data_dir()

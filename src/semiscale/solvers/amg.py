@@ -1,6 +1,6 @@
 r"""Algebraic multigrid (AMG) preconditioner for sparse graph-Laplacian systems.
 
-Laplace and Poisson learning (:mod:`semiscale.models.graph_learning`) solve ``A X = B`` with
+Laplace and Poisson learning (:mod:`semiscale.solvers.graph_learning`) solve ``A X = B`` with
 ``A`` a graph Laplacian ``L = D − W`` (singular, one zero eigenvalue per connected component) or
 a principal sub-matrix ``L_uu`` of it.  Jacobi-preconditioned CG needs a number of iterations
 that grows with the graph's diameter: 15,836 for Poisson learning on the 100,000-point

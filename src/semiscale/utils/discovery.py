@@ -26,8 +26,8 @@ from ..kernels import Kernel
 __all__ = ["all_estimators"]
 
 #: Modules not walked: the command line and the demo import the whole library and define no
-#: estimator, and ``__main__`` would run the command line on import.
-_SKIPPED_MODULES = {"semiscale.__main__", "semiscale.cli", "semiscale._demo"}
+#: estimator.
+_SKIPPED_MODULES = {"semiscale.cli", "semiscale._demo"}
 
 
 def _is_graph(cls):
