@@ -53,7 +53,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from sklearn.exceptions import ConvergenceWarning
 
-from .._progress import progress
+from .._progress import log, progress
 from ..losses import get_loss
 from .problem import ManifoldProblem, QuadraticProblem, Solution
 
@@ -342,6 +342,13 @@ def _newton_column(
                     f"objective {objective:.6g}, {int(active_l.sum())} active", refresh=False
                 )
                 bar.update()
+            # verbose >= 2: a line per step, as CG writes one per iteration
+            log(
+                f"[{desc}] step {n_newton}: objective {objective:.6g}, step length {t:.3g}, "
+                f"{int(active_l.sum())} active",
+                problem.verbose,
+                level=2,
+            )
             converged = stationary or decrease <= NEWTON_TOL * max(abs(objective), 1e-300)
             if problem.stability_tol is not None:
                 new_sides = _sides(f, problem.stability_weights)
