@@ -419,10 +419,12 @@ def test_refusals_come_before_any_fit(monkeypatch):
     normalized = KNNGraph(n_neighbors=8, normalized=True).fit(X).laplacian_
     with pytest.raises(ValueError, match="subgraphs of the given laplacian"):
         bif_cross_val_score(
-            LapRLSClassifier(out_of_sample="kernel"), X,
+            LapRLSClassifier(out_of_sample="kernel"),
+            X,
             np.where(np.arange(60) % 4 == 0, np.arange(60) % 8 // 4, -1),
-            cv=SSLKFold(2, transductive=False, random_state=0), laplacian=normalized,
-        )  # fmt: skip
+            cv=SSLKFold(2, transductive=False, random_state=0),
+            laplacian=normalized,
+        )
     assert not fits
     assert not supports_bif(SparseLapCVMClassifier())
     with pytest.raises(TypeError, match="param_grid point 1"):

@@ -68,7 +68,7 @@ ESTIMATORS = {
         graph=_graph(),
         out_of_sample="kernel",
         intrinsic_reg=1.0,
-    ),  # fmt: skip
+    ),
 }
 
 
@@ -194,9 +194,11 @@ def test_default_bif_search_equals_the_exact_search_for_transductive_laprls():
     fast = BIFSearchCV(est, grid, cv=cv, refit=False).fit(X, y_reg)
     exact = BIFSearchCV(est, grid, cv=cv, method="exact", refit=False).fit(X, y_reg)
     np.testing.assert_allclose(
-        fast.cv_results_["split0_test_score"], exact.cv_results_["split0_test_score"],
-        rtol=1e-9, atol=1e-12,
-    )  # fmt: skip
+        fast.cv_results_["split0_test_score"],
+        exact.cv_results_["split0_test_score"],
+        rtol=1e-9,
+        atol=1e-12,
+    )
     np.testing.assert_allclose(
         fast.cv_results_["mean_test_score"], exact.cv_results_["mean_test_score"], rtol=1e-9
     )

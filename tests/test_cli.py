@@ -63,11 +63,26 @@ def test_demo_command_passes_n_jobs(monkeypatch, capsys):
 
     def fake(**kwargs):
         calls.append(kwargs["n_jobs"])
-        rows = [{"model": "m", "test_accuracy": 1.0, "transductive_accuracy": 1.0,
-                 "fit_seconds": 0.0, "graph_seconds": 0.0, "iterations": 1,
-                 "expansion_size": 1}]  # fmt: skip
-        return {"n_train": 10, "n_labeled": 2, "n_test": 1, "rows": rows, "plot": None,
-                "dataset": "d", "graph_seconds": 0.0}  # fmt: skip
+        rows = [
+            {
+                "model": "m",
+                "test_accuracy": 1.0,
+                "transductive_accuracy": 1.0,
+                "fit_seconds": 0.0,
+                "graph_seconds": 0.0,
+                "iterations": 1,
+                "expansion_size": 1,
+            }
+        ]
+        return {
+            "n_train": 10,
+            "n_labeled": 2,
+            "n_test": 1,
+            "rows": rows,
+            "plot": None,
+            "dataset": "d",
+            "graph_seconds": 0.0,
+        }
 
     monkeypatch.setattr(demo, "run_demo", fake)
     monkeypatch.setattr(demo, "run_real_demo", fake)

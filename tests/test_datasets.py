@@ -56,10 +56,30 @@ SHARED = next(
 needs_shared = pytest.mark.skipif(SHARED is None, reason="shared dataset folder not present")
 
 SHARED_NAMES = [
-    "a9a", "a8a", "a1a", "w8a", "phishing", "abalone", "german.numer", "fourclass", "housing",
-    "letter", "ijcnn1_val", "madelon", "cod-rna", "splice", "svmguide3", "australian",
-    "ijcnn1_partial", "usps", "space_ga", "cpusmall", "connect-4", "skin_nonskin", "mnist",
-]  # fmt: skip
+    "a9a",
+    "a8a",
+    "a1a",
+    "w8a",
+    "phishing",
+    "abalone",
+    "german.numer",
+    "fourclass",
+    "housing",
+    "letter",
+    "ijcnn1_val",
+    "madelon",
+    "cod-rna",
+    "splice",
+    "svmguide3",
+    "australian",
+    "ijcnn1_partial",
+    "usps",
+    "space_ga",
+    "cpusmall",
+    "connect-4",
+    "skin_nonskin",
+    "mnist",
+]
 DOWNLOAD_ONLY = ["w7a", "YearPredictionMSD", "covtype"]
 
 
@@ -487,9 +507,13 @@ def test_download_404_and_mirror(server, tmp_path, toy_xy, monkeypatch):
     # The official URL fails, the mirror serves the file (saved under the upstream name).
     register(
         monkeypatch,
-        DataFile("toy.svm", url=f"{base}/gone/toy.svm", url_sha256=sha256(path),
-                 mirrors=(f"{base}/toy.svm",)),
-    )  # fmt: skip
+        DataFile(
+            "toy.svm",
+            url=f"{base}/gone/toy.svm",
+            url_sha256=sha256(path),
+            mirrors=(f"{base}/toy.svm",),
+        ),
+    )
     assert load_dataset("toy", data_home=home)[0].shape == (20, 5)
 
 
@@ -580,6 +604,24 @@ def test_int_random_state_draws_are_pinned():
     )
     labeled, _ = ssl_split(y, n_labeled=10, per_class=True, random_state=5)
     assert np.flatnonzero(labeled).tolist() == [
-        35, 62, 175, 181, 228, 259, 274, 283, 426, 470,
-        518, 632, 636, 668, 723, 792, 795, 972, 975, 983,
-    ]  # fmt: skip
+        35,
+        62,
+        175,
+        181,
+        228,
+        259,
+        274,
+        283,
+        426,
+        470,
+        518,
+        632,
+        636,
+        668,
+        723,
+        792,
+        795,
+        972,
+        975,
+        983,
+    ]

@@ -176,9 +176,20 @@ def test_clone_get_set_params(capsys):
     params = g.get_params()
     assert params["n_neighbors"] == 5 and params["weights"] == "binary"
     assert set(params) == {
-        "n_neighbors", "weights", "bandwidth", "symmetrize", "normalized", "power", "ridge",
-        "method", "ann_library", "memory_budget", "random_state", "n_jobs", "verbose",
-    }  # fmt: skip
+        "n_neighbors",
+        "weights",
+        "bandwidth",
+        "symmetrize",
+        "normalized",
+        "power",
+        "ridge",
+        "method",
+        "ann_library",
+        "memory_budget",
+        "random_state",
+        "n_jobs",
+        "verbose",
+    }
     c = clone(g).set_params(n_neighbors=3)
     assert c.n_neighbors == 3 and g.n_neighbors == 5
     c.fit(points(60))

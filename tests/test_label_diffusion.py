@@ -122,8 +122,9 @@ def test_operator_refuses_weights_without_graph_or_of_the_wrong_shape():
     with pytest.raises(ValueError, match="needs the graph term"):
         NystromLapRLSHessian(RBF(), X, centers, labeled, None, 1e-3, 0.0, label_weights=R)
     with pytest.raises(ValueError, match=r"label_weights must have shape \(n_samples, n_labeled"):
-        NystromLapRLSHessian(RBF(), X, centers, labeled, H.laplacian, 1e-3, 0.05,
-                             label_weights=R[:, :5])  # fmt: skip
+        NystromLapRLSHessian(
+            RBF(), X, centers, labeled, H.laplacian, 1e-3, 0.05, label_weights=R[:, :5]
+        )
 
 
 def test_sampled_hessian_with_every_row_is_the_diffused_hessian():
@@ -164,17 +165,28 @@ def test_regressor_minimises_the_diffused_objective(moons):
     X, y, y_ssl, L = moons
     y_reg = np.where(y_ssl >= 0, y_ssl, np.nan).astype(float)
     model = NystromLapRLSRegressor(
-        kernel=RBF(gamma=2.0), label_diffusion=2, n_centers=60, ambient_reg=1e-3,
-        intrinsic_reg=5.0, solver="direct", random_state=0,
-    ).fit(X, y_reg, laplacian=L)  # fmt: skip
+        kernel=RBF(gamma=2.0),
+        label_diffusion=2,
+        n_centers=60,
+        ambient_reg=1e-3,
+        intrinsic_reg=5.0,
+        solver="direct",
+        random_state=0,
+    ).fit(X, y_reg, laplacian=L)
     labeled = np.flatnonzero(y_ssl >= 0)
     l, trace = labeled.size, L.diagonal().sum()
     R = label_diffusion_weights(L, labeled, 2)
     C = X[model.center_index_]
     H = dense_nystrom_laprls_hessian(
-        RBF(gamma=2.0), X, model.center_index_, labeled, L, l * 1e-3, l * 5.0 / trace,
+        RBF(gamma=2.0),
+        X,
+        model.center_index_,
+        labeled,
+        L,
+        l * 1e-3,
+        l * 5.0 / trace,
         label_weights=R,
-    )  # fmt: skip
+    )
     K_ns = RBF(gamma=2.0)(X, C)
     alpha = np.linalg.solve(H, K_ns.T @ (R @ y_reg[labeled]))
     np.testing.assert_allclose(model.transduction_, K_ns @ alpha, rtol=1e-7, atol=1e-9)
@@ -216,8 +228,10 @@ def test_diffusion_lifts_one_label_per_class_on_moons():
     acc = {
         m: np.mean(
             NystromLapRLSClassifier(label_diffusion=m, n_centers=200, random_state=0)
-            .fit(X, y_ssl, laplacian=L).transduction_ == y
+            .fit(X, y_ssl, laplacian=L)
+            .transduction_
+            == y
         )
         for m in (0, 3)
-    }  # fmt: skip
+    }
     assert acc[3] >= acc[0] - 0.005 and acc[3] > 0.95, acc

@@ -81,9 +81,10 @@ def _blobs(seed=0, n_per=60, labels=(1, 1, 1)):
 
 CLASSIFIERS = [
     pytest.param(lambda **kw: LapRLSClassifier(**kw), id="exact"),
-    pytest.param(lambda **kw: NystromLapRLSClassifier(n_centers=80, random_state=0, **kw),
-                 id="nystrom"),
-]  # fmt: skip
+    pytest.param(
+        lambda **kw: NystromLapRLSClassifier(n_centers=80, random_state=0, **kw), id="nystrom"
+    ),
+]
 
 
 @pytest.mark.parametrize("make", CLASSIFIERS)

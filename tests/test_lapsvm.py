@@ -69,12 +69,14 @@ def test_huber_primal_tends_to_the_dual_as_the_width_shrinks():
 def test_dual_without_graph_is_scikit_learns_svc():
     """intrinsic_reg = 0: SVC(C=1) on the kernel K / (2 l ambient_reg) of the labeled points."""
     X, _, y_ssl = _moons(seed=2, per_class=8)
-    model = LapSVC(solver="dual", tol=1e-8, kernel=RBF(gamma=4.0), ambient_reg=1e-2,
-                   intrinsic_reg=0.0).fit(X, y_ssl)  # fmt: skip
+    model = LapSVC(
+        solver="dual", tol=1e-8, kernel=RBF(gamma=4.0), ambient_reg=1e-2, intrinsic_reg=0.0
+    ).fit(X, y_ssl)
     lab = y_ssl != -1
     scale = 2 * lab.sum() * 1e-2
-    svc = SVC(kernel="precomputed", C=1.0, tol=1e-8).fit(rbf_gram(X[lab], X[lab], 4.0) / scale,
-                                                         y_ssl[lab])  # fmt: skip
+    svc = SVC(kernel="precomputed", C=1.0, tol=1e-8).fit(
+        rbf_gram(X[lab], X[lab], 4.0) / scale, y_ssl[lab]
+    )
     X_new = X[:15] + 0.05
     expected = svc.decision_function(rbf_gram(X_new, X[lab], 4.0) / scale)
     np.testing.assert_allclose(model.decision_function(X_new), expected, rtol=1e-6, atol=1e-8)
@@ -154,8 +156,9 @@ def test_nystrom_lapsvm_with_every_point_a_center_is_the_exact_primal(loss):
     full = NystromLapSVC(loss=loss, n_centers=150, tol=1e-12, random_state=0, **COMMON)
     full.fit(X, y_ssl, laplacian=L)
     scale = np.abs(exact.decision_function(X)).max()
-    np.testing.assert_allclose(full.decision_function(X), exact.decision_function(X),
-                               atol=1e-7 * scale)  # fmt: skip
+    np.testing.assert_allclose(
+        full.decision_function(X), exact.decision_function(X), atol=1e-7 * scale
+    )
     np.testing.assert_allclose(full.intercept_, exact.intercept_, atol=1e-7 * scale)
 
 

@@ -66,8 +66,9 @@ def test_auto_falls_back_to_pcg_when_k_ns_does_not_fit():
     X, y_ssl, L = _problem()
     # room for the PCG path's s x s arrays but not for the cached n x s ones
     budget = cached_solver_bytes(X.shape[0], 80) * 2 - 8
-    model = NystromLapSVC(kernel=RBF(gamma=4.0), n_centers=80, random_state=0,
-                          memory_budget=budget).fit(X, y_ssl, laplacian=L)  # fmt: skip
+    model = NystromLapSVC(
+        kernel=RBF(gamma=4.0), n_centers=80, random_state=0, memory_budget=budget
+    ).fit(X, y_ssl, laplacian=L)
     assert model.solver_info_["solver"] == "pcg"
     roomy = NystromLapSVC(kernel=RBF(gamma=4.0), n_centers=80, random_state=0).fit(
         X, y_ssl, laplacian=L

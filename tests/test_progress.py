@@ -169,9 +169,16 @@ def test_newton_reports_its_steps(capsys):
     targets = np.where(labeled, 2 * np.nan_to_num(y) - 1, 0.0)[:, None]
     laplacian = KNNGraph(n_neighbors=10).fit(X).laplacian_
     problem = ManifoldProblem(
-        X=X, targets=targets, labeled=labeled, laplacian=laplacian, lambda_ambient=0.05,
-        lambda_intrinsic=0.5, kernel=RBF(gamma=5.0), loss=SquaredHingeLoss(), verbose=1,
-    )  # fmt: skip
+        X=X,
+        targets=targets,
+        labeled=labeled,
+        laplacian=laplacian,
+        lambda_ambient=0.05,
+        lambda_intrinsic=0.5,
+        kernel=RBF(gamma=5.0),
+        loss=SquaredHingeLoss(),
+        verbose=1,
+    )
     solution = solve_manifold(problem, partial(solve_exact, solver="cg", tol=1e-6))
     err = capsys.readouterr().err
     steps = solution.info["newton_iterations"][0]

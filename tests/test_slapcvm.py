@@ -36,14 +36,30 @@ def test_estimators_solve_their_primal(regression):
         targets = np.sin(X[labeled, 0]) + 0.1 * X[labeled, 1]
         y = np.full(X.shape[0], np.nan)
         y[labeled] = targets
-        est = SparseLapCVMRegressor(kernel=kernel, graph=graph, C=C, mu=mu, theta=theta,
-                                    tol=1e-9, n_candidates=10**6, random_state=0)  # fmt: skip
+        est = SparseLapCVMRegressor(
+            kernel=kernel,
+            graph=graph,
+            C=C,
+            mu=mu,
+            theta=theta,
+            tol=1e-9,
+            n_candidates=10**6,
+            random_state=0,
+        )
     else:
         targets = np.array([1.0, -1.0, 1.0, -1.0, -1.0])
         y = np.full(X.shape[0], -1)
         y[labeled] = (targets > 0).astype(int)
-        est = SparseLapCVMClassifier(kernel=kernel, graph=graph, C=C, mu=mu, theta=theta,
-                                     tol=1e-9, n_candidates=10**6, random_state=0)  # fmt: skip
+        est = SparseLapCVMClassifier(
+            kernel=kernel,
+            graph=graph,
+            C=C,
+            mu=mu,
+            theta=theta,
+            tol=1e-9,
+            n_candidates=10**6,
+            random_state=0,
+        )
     est.fit(X, y)
     f = est.predict(X) if regression else est.decision_function(X)
     edges = graph_edges(est.graph_.adjacency_)
@@ -68,14 +84,16 @@ def test_regressor_without_edges_is_two_norm_svr_with_a_penalised_bias():
     rows = np.r_[labeled, labeled]
     signs = np.r_[np.ones(12), -np.ones(12)]
     K_t = SLapCVMKernel(kernel, X, rows, signs, no_edges, mu * 12 / C, 1.0)
-    result = core_vector_machine(K_t, np.r_[targets, -targets] * 2 / C,
-                                 initial=np.arange(24), tol=1e-10)  # fmt: skip
+    result = core_vector_machine(
+        K_t, np.r_[targets, -targets] * 2 / C, initial=np.arange(24), tol=1e-10
+    )
     coef = np.zeros(K_t.n_items)
     coef[result.core_set] = C * result.alpha
     points, weights, bias = K_t.expansion(coef)
     f = kernel(X, X[points]) @ weights + bias
-    f_primal = slapcvm_primal_minimiser(kernel(X, X), labeled, targets, no_edges[:3] + (None,),
-                                 C, mu, 1.0, regression=True)  # fmt: skip
+    f_primal = slapcvm_primal_minimiser(
+        kernel(X, X), labeled, targets, no_edges[:3] + (None,), C, mu, 1.0, regression=True
+    )
     np.testing.assert_allclose(f, f_primal, atol=1e-4)
 
 

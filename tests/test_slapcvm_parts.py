@@ -59,10 +59,14 @@ def test_expansion_evaluates_the_combination_of_items():
     # the same by the items' terms: Σ_a c_a (Σ coef·k(x_row, ·) + bias_a)
     rows, c2, b2 = K._terms(np.arange(K.n_items))
     expected = sum(
-        coef[a] * (c2[a, 0] * kernel(X_new, X[rows[a, :1]])[:, 0]
-                   + c2[a, 1] * kernel(X_new, X[rows[a, 1:]])[:, 0] + b2[a])
+        coef[a]
+        * (
+            c2[a, 0] * kernel(X_new, X[rows[a, :1]])[:, 0]
+            + c2[a, 1] * kernel(X_new, X[rows[a, 1:]])[:, 0]
+            + b2[a]
+        )
         for a in np.flatnonzero(coef)
-    )  # fmt: skip
+    )
     np.testing.assert_allclose(f, expected, atol=1e-12)
     assert points.size <= 2 * np.count_nonzero(coef)
 
@@ -133,16 +137,16 @@ def test_cvm_ball_is_within_its_1_plus_eps_bound_of_the_exact_meb(C, theta):
     X, W, labeled, y, edges = _problem(normalized=False, seed=3)
     m, n_edges = labeled.size, edges[0].size
     mu = 1.0 / m
-    K = SLapCVMKernel(RBF(gamma=0.5), X, labeled, y, edges, mu * m / C,
-                      n_edges * mu / (C * theta))  # fmt: skip
+    K = SLapCVMKernel(RBF(gamma=0.5), X, labeled, y, edges, mu * m / C, n_edges * mu / (C * theta))
     items = np.arange(K.n_items)
     Q, v = K.block(items, items), np.where(items < m, 2.0 / C, 0.0)
     eta = np.max(np.diag(Q) - v)
     exact = simplex_qp_smo(Q, v, tol=1e-12, max_iter=10**6).alpha
     r2_exact = eta + v @ exact - exact @ Q @ exact
     eps = 1e-3
-    result = core_vector_machine(K, 2.0 / C, initial=np.arange(m), tol=eps,
-                                 n_candidates=K.n_items, random_state=0)  # fmt: skip
+    result = core_vector_machine(
+        K, 2.0 / C, initial=np.arange(m), tol=eps, n_candidates=K.n_items, random_state=0
+    )
     assert result.converged and result.eta == pytest.approx(eta)
     alpha = np.zeros(K.n_items)
     alpha[result.core_set] = result.alpha
@@ -178,8 +182,9 @@ def test_a_vanishing_tube_recovers_the_two_norm_lapsvm():
     def dual_fit(mu):
         K_t = SLapCVMKernel(kernel, X, labeled, y, edges, mu * m / C, n_edges * mu / (C * theta))
         items = np.arange(K_t.n_items)
-        alpha = simplex_qp_smo(K_t.block(items, items), np.where(items < m, 2.0 / C, 0.0),
-                               tol=1e-13, max_iter=10**6).alpha  # fmt: skip
+        alpha = simplex_qp_smo(
+            K_t.block(items, items), np.where(items < m, 2.0 / C, 0.0), tol=1e-13, max_iter=10**6
+        ).alpha
         points, weights, bias = K_t.expansion(C * alpha)
         f = K[:, points] @ weights + bias
         i = int(np.argmax(alpha[:m]))  # a labeled item in the support
@@ -209,7 +214,12 @@ def test_a_vanishing_tube_recovers_the_two_norm_lapsvm():
         np.add.at(g_f, v, -2 * edge_w * np.sqrt(w) * diff)
         return value, np.r_[2 * K @ a + K @ g_f, 2 * b + g_f.sum()]
 
-    res = minimize(objective, np.zeros(X.shape[0] + 1), jac=True, method="L-BFGS-B",
-                   options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-12})  # fmt: skip
+    res = minimize(
+        objective,
+        np.zeros(X.shape[0] + 1),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-12},
+    )
     f_primal = K @ res.x[:-1] + res.x[-1]
     np.testing.assert_allclose(f_dual, f_primal, atol=1e-4 * np.abs(f_primal).max())

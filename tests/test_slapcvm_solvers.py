@@ -52,8 +52,9 @@ def test_libsvm_on_a_real_slapcvm_core_set():
     graph = KNNGraph(n_neighbors=6, bandwidth="mean-square", method="exact").fit(X)
     edges = graph_edges(graph.adjacency_)
     m, C = 2, 100.0
-    K = SLapCVMKernel(RBF(gamma=4.0), X, labeled, np.array([-1.0, 1.0]), edges, 1 / C,
-                      1 / (100 * C))  # fmt: skip
+    K = SLapCVMKernel(
+        RBF(gamma=4.0), X, labeled, np.array([-1.0, 1.0]), edges, 1 / C, 1 / (100 * C)
+    )
     result = core_vector_machine(K, 2 / C, initial=np.arange(m), tol=1e-6, random_state=0)
     core = result.core_set
     assert core.size > 10
@@ -73,8 +74,7 @@ def test_cvm_gives_the_same_ball_with_either_inner_solver(inner):
     labeled = np.array([np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]])
     edges = graph_edges(KNNGraph(n_neighbors=6, method="exact").fit(X).adjacency_)
     K = SLapCVMKernel(RBF(gamma=4.0), X, labeled, np.array([-1.0, 1.0]), edges, 0.01, 1e-4)
-    reference = core_vector_machine(K, 0.02, initial=[0, 1], tol=1e-5, random_state=0,
-                                    inner="smo")  # fmt: skip
+    reference = core_vector_machine(K, 0.02, initial=[0, 1], tol=1e-5, random_state=0, inner="smo")
     result = core_vector_machine(K, 0.02, initial=[0, 1], tol=1e-5, random_state=0, inner=inner)
     np.testing.assert_array_equal(result.core_set, reference.core_set)
     # both stop at a KKT gap of 1e-8 (smo_tol): equal optima, weights equal to that precision
@@ -85,8 +85,9 @@ def test_cvm_gives_the_same_ball_with_either_inner_solver(inner):
 
 
 @pytest.mark.parametrize("normalized", [False, True])
-@pytest.mark.parametrize("kernel,nonnegative", [(RBF(gamma=4.0), True), (RBF(gamma=0.3), False),
-                                                (Linear(), False)])  # fmt: skip
+@pytest.mark.parametrize(
+    "kernel,nonnegative", [(RBF(gamma=4.0), True), (RBF(gamma=0.3), False), (Linear(), False)]
+)
 @pytest.mark.parametrize("C", [1.0, 100.0, 1e5])
 def test_eta_is_the_exact_maximum_with_few_kernel_values(normalized, kernel, nonnegative, C):
     """η = max_a (K̃_aa − v_a) against the full diagonal, whichever items the bound prunes;
@@ -96,9 +97,16 @@ def test_eta_is_the_exact_maximum_with_few_kernel_values(normalized, kernel, non
     W = KNNGraph(n_neighbors=6, bandwidth="mean-square", method="exact").fit(X).adjacency_
     edges = graph_edges(W, normalized=normalized)
     labeled = np.array([3, 17, 40])
-    K = SLapCVMKernel(kernel, X, labeled, np.array([1.0, -1.0, 1.0]), edges, 3 / (3 * C),
-                      edges[0].size / (3 * C * 100 * edges[0].size / 3),
-                      nonnegative=nonnegative)  # fmt: skip
+    K = SLapCVMKernel(
+        kernel,
+        X,
+        labeled,
+        np.array([1.0, -1.0, 1.0]),
+        edges,
+        3 / (3 * C),
+        edges[0].size / (3 * C * 100 * edges[0].size / 3),
+        nonnegative=nonnegative,
+    )
     v = np.where(np.arange(K.n_items) < 3, 2.0 / C, 0.0)
     assert K.eta(2.0 / C) == pytest.approx(np.max(K.diag() - v), rel=1e-13)
     asked = []
@@ -137,8 +145,18 @@ def test_cvm_work_per_iteration_does_not_grow_with_the_items():
     labeled = np.array([np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]])
     edges = graph_edges(KNNGraph(n_neighbors=6, bandwidth="mean-square").fit(X).adjacency_)
     C = 100.0
-    K = _Counting(SLapCVMKernel(RBF(gamma=4.0), X, labeled, np.array([-1.0, 1.0]), edges,
-                                1 / C, 1 / (100 * C), nonnegative=True))  # fmt: skip
+    K = _Counting(
+        SLapCVMKernel(
+            RBF(gamma=4.0),
+            X,
+            labeled,
+            np.array([-1.0, 1.0]),
+            edges,
+            1 / C,
+            1 / (100 * C),
+            nonnegative=True,
+        )
+    )
     result = core_vector_machine(K, 2 / C, initial=[0, 1], random_state=0)
     assert result.converged
     per_iteration = result.n_iter * (2 * result.core_set.size + 2 * 59 + 2)
@@ -220,8 +238,15 @@ def test_expansion_of_given_items_equals_the_dense_one():
     X, y = make_two_moons(200, noise=0.1, random_state=4)
     W = KNNGraph(n_neighbors=5, method="exact").fit(X).adjacency_
     for normalized in (False, True):
-        K = SLapCVMKernel(RBF(gamma=1.0), X, np.array([0, 9]), np.array([1.0, -1.0]),
-                          graph_edges(W, normalized=normalized), 0.1, 0.1)  # fmt: skip
+        K = SLapCVMKernel(
+            RBF(gamma=1.0),
+            X,
+            np.array([0, 9]),
+            np.array([1.0, -1.0]),
+            graph_edges(W, normalized=normalized),
+            0.1,
+            0.1,
+        )
         rng = np.random.default_rng(0)
         items = np.r_[1, rng.choice(np.arange(2, K.n_items), 40, replace=False)]
         values = rng.standard_normal(items.size)

@@ -257,13 +257,15 @@ class KNNGraph(BaseEstimator):
         X = validate_X(self, X, reset=True)
         n, d = X.shape
         check_fits(
-            {f"the {n}x{self.n_neighbors} kNN table, weights, adjacency and Laplacian": (
-                GRAPH_BYTES_PER_ENTRY * n * (min(self.n_neighbors, n - 1) + 1)
-            )},
+            {
+                f"the {n}x{self.n_neighbors} kNN table, weights, adjacency and Laplacian": (
+                    GRAPH_BYTES_PER_ENTRY * n * (min(self.n_neighbors, n - 1) + 1)
+                )
+            },
             self.memory_budget,
             what=f"the kNN graph of {n} points",
             fix="lower n_neighbors",
-        )  # fmt: skip
+        )
         with verbosity(self.verbose), stage(f"kNN graph of {n} points (k={self.n_neighbors})"):
             distances, indices, info = search(
                 X,

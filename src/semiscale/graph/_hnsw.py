@@ -124,9 +124,14 @@ def _index_voyager(Xf, seed):
 
     n, d = Xf.shape
     index = Index(
-        Space.Euclidean, num_dimensions=d, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION,
-        random_seed=seed, max_elements=n, storage_data_type=StorageDataType.Float32,
-    )  # fmt: skip
+        Space.Euclidean,
+        num_dimensions=d,
+        M=HNSW_M,
+        ef_construction=HNSW_EF_CONSTRUCTION,
+        random_seed=seed,
+        max_elements=n,
+        storage_data_type=StorageDataType.Float32,
+    )
 
     def add(rows, ids, threads):
         index.add_items(rows, ids, num_threads=threads)

@@ -424,8 +424,14 @@ class Evaluator:
             self.graph_for(first_key, (), None, self.folds[first_folds[0]].fit_rows)
 
         with reusing_kernel_matrices():  # K(X, X) shared by the points that share a kernel
-            self._run(trainings, groups, points, (scores, fit_times, score_times), estimators,
-                      keep_estimators)  # fmt: skip
+            self._run(
+                trainings,
+                groups,
+                points,
+                (scores, fit_times, score_times),
+                estimators,
+                keep_estimators,
+            )
         return FoldResults(scores, fit_times, score_times, estimators if keep_estimators else [])
 
     @property

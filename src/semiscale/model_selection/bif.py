@@ -271,9 +271,17 @@ def resolve_hessian(hessian, state, factor, folds, step, n):
 
 
 def _fold_decisions(
-    est, state, X, folds, hessian, step, n_columns, random_state,
-    max_newton_steps=MAX_NEWTON_STEPS, factor=None,
-):  # fmt: skip
+    est,
+    state,
+    X,
+    folds,
+    hessian,
+    step,
+    n_columns,
+    random_state,
+    max_newton_steps=MAX_NEWTON_STEPS,
+    factor=None,
+):
     """The approximate fold-out decisions, post-processed like ``fit`` does, per fold."""
     problem, g = state.problem, state.decision
     loss = get_loss(problem.loss)
@@ -286,9 +294,14 @@ def _fold_decisions(
             check_dense_fits(X.shape[0] + 1, problem.memory_budget, 4, "the exact BIF Hessian")
         columns = problem.X if exact_span else _columns(state, X, n_columns, random_state)
         full_gradient = _gradient(
-            loss, g, problem.targets, problem.labeled, 1.0, problem.laplacian,
+            loss,
+            g,
+            problem.targets,
+            problem.labeled,
+            1.0,
+            problem.laplacian,
             problem.lambda_intrinsic,
-        )  # fmt: skip
+        )
         delta_g, _ = nystrom_newton_fold_out(
             problem, g, full_gradient, folds, columns, max_steps=max_newton_steps
         )
@@ -315,9 +328,13 @@ def _fold_decisions(
             g_i = g_i - centring_offset(g_i, fold.laplacian, fold.fit_rows)
         if adds_prior:
             alpha, shift = labeled_prior(
-                g_i, fold.targets, fold.codes, np.flatnonzero(fold.labeled), len(est.classes_),
+                g_i,
+                fold.targets,
+                fold.codes,
+                np.flatnonzero(fold.labeled),
+                len(est.classes_),
                 plus_minus=rules.plus_minus,
-            )  # fmt: skip
+            )
             g_i = alpha * g_i + shift
         out.append(g_i)
     return out
@@ -436,9 +453,21 @@ def _check_options(hessian, step, n_columns="sqrt", max_newton_steps=1):
 
 
 def approximate_folds(
-    est, state, X, y, ssl_folds, marker, hessian, step, n_columns, seed, laplacian=None,
-    graph=None, max_newton_steps=MAX_NEWTON_STEPS, factor=None,
-):  # fmt: skip
+    est,
+    state,
+    X,
+    y,
+    ssl_folds,
+    marker,
+    hessian,
+    step,
+    n_columns,
+    seed,
+    laplacian=None,
+    graph=None,
+    max_newton_steps=MAX_NEWTON_STEPS,
+    factor=None,
+):
     """Fold-out decisions of a fitted estimator (its kept ``state``) on ``ssl_folds``.
 
     ``laplacian`` is the one given to ``fit`` (None when the estimator built its graph) and
@@ -475,9 +504,20 @@ def _bif_run(
     keep = wants_factor(hessian, step, X.shape[0], ssl_folds, estimator, n_labeled)
     est, state, factor = fit_keeping_state(estimator, X, y, laplacian, keep_factor=keep)
     pairs = approximate_folds(
-        est, state, X, y, ssl_folds, marker, hessian, step, n_columns, random_state, laplacian,
-        max_newton_steps=max_newton_steps, factor=factor,
-    )  # fmt: skip
+        est,
+        state,
+        X,
+        y,
+        ssl_folds,
+        marker,
+        hessian,
+        step,
+        n_columns,
+        random_state,
+        laplacian,
+        max_newton_steps=max_newton_steps,
+        factor=factor,
+    )
     return est, pairs, marker
 
 

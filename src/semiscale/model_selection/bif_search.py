@@ -209,10 +209,21 @@ graph_time_, refit_time_, scorer_
                 fit_seconds = time.perf_counter() - tic
                 tic = time.perf_counter()
                 pairs = approximate_folds(
-                    est, state, X, y, folds, marker, self.hessian, self.step, self.n_columns,
-                    seed, evaluator.laplacian, evaluator._graphs.get((_ALL_ROWS, graph_key)),
-                    max_newton_steps=self.max_newton_steps, factor=factor,
-                )  # fmt: skip
+                    est,
+                    state,
+                    X,
+                    y,
+                    folds,
+                    marker,
+                    self.hessian,
+                    self.step,
+                    self.n_columns,
+                    seed,
+                    evaluator.laplacian,
+                    evaluator._graphs.get((_ALL_ROWS, graph_key)),
+                    max_newton_steps=self.max_newton_steps,
+                    factor=factor,
+                )
                 scores[p] = fold_scores(est, y, pairs, self._score, marker)
                 score_seconds = time.perf_counter() - tic
             except Exception as exc:

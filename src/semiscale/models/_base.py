@@ -447,9 +447,13 @@ class SSLClassifierMixin(ClassifierMixin):
         predictions do not change.
         """
         alpha, shift = labeled_prior(
-            decision, Y, targets.codes, np.flatnonzero(targets.labeled), self.classes_.shape[0],
+            decision,
+            Y,
+            targets.codes,
+            np.flatnonzero(targets.labeled),
+            self.classes_.shape[0],
             plus_minus=plus_minus,
-        )  # fmt: skip
+        )
         self.dual_coef_ = self.dual_coef_ * alpha
         self.intercept_ = self.intercept_ * alpha + shift
         self.decision_scale_ = alpha

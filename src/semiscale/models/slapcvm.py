@@ -154,8 +154,16 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
         expansions, self.core_set_size_, iterations, converged = [], [], [], True
         for c in range(Y.shape[1]):
             rows, signs, linear = self._labeled_items(labeled, Y[labeled, c])
-            K = SLapCVMKernel(self.kernel_, X, rows, signs, edges, labeled_ridge, edge_ridge,
-                              nonnegative=nonnegative)  # fmt: skip
+            K = SLapCVMKernel(
+                self.kernel_,
+                X,
+                rows,
+                signs,
+                edges,
+                labeled_ridge,
+                edge_ridge,
+                nonnegative=nonnegative,
+            )
             result = core_vector_machine(
                 K,
                 linear,

@@ -75,8 +75,9 @@ class CVMResult:
     pair updates per solve; ``inner_gap`` the KKT gap of the last inner solve (of ``alpha``).
     """
 
-    def __init__(self, core_set, alpha, radius2, eta, n_iter, converged, inner_iterations,
-                 inner_gap):  # fmt: skip
+    def __init__(
+        self, core_set, alpha, radius2, eta, n_iter, converged, inner_iterations, inner_gap
+    ):
         self.core_set = core_set
         self.alpha = alpha
         self.radius2 = radius2
@@ -243,8 +244,14 @@ def core_vector_machine(
             core.append(new)
             in_core[new] = True
             v = np.append(v, linear([new]))
-            result = _solve(Q, v, np.append(alpha, 0.0), inner, smo_tol,
-                            _SMO_UPDATES_PER_ITEM * (k + 1) + _SMO_UPDATES_FLOOR)  # fmt: skip
+            result = _solve(
+                Q,
+                v,
+                np.append(alpha, 0.0),
+                inner,
+                smo_tol,
+                _SMO_UPDATES_PER_ITEM * (k + 1) + _SMO_UPDATES_FLOOR,
+            )
             alpha = result.alpha
             inner_iterations.append(result.n_iter)
             inner_gap = result.gap
@@ -257,5 +264,6 @@ def core_vector_machine(
             ConvergenceWarning,
             stacklevel=2,
         )
-    return CVMResult(np.asarray(core), alpha, radius2, eta, n_iter, converged,
-                     inner_iterations, inner_gap)  # fmt: skip
+    return CVMResult(
+        np.asarray(core), alpha, radius2, eta, n_iter, converged, inner_iterations, inner_gap
+    )

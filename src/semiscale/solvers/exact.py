@@ -223,9 +223,13 @@ class _ActiveSetFactor:
         # Fortran order: LAPACK factors B0 in place (a C-ordered array would be copied).
         B0 = np.array(K, order="F")
         ops.laprls_system_inplace(
-            B0, qp.laplacian, labeled_index[:0], qp.lambda_intrinsic, qp.lambda_ambient,
+            B0,
+            qp.laplacian,
+            labeled_index[:0],
+            qp.lambda_intrinsic,
+            qp.lambda_ambient,
             qp.memory_budget,
-        )  # fmt: skip
+        )
         self.norm_B0 = float(np.linalg.norm(B0, 1))
         self.G = np.empty((n, n_labeled))
         with warnings.catch_warnings():
@@ -390,9 +394,13 @@ def _solve_direct(qp: QuadraticProblem, options) -> Solution:
     with stage(f"LapRLS direct solve ({n}×{n} LU)", qp.verbose):
         # System matrix A = J_a K + λ_I L K + λ_A I, formed in place in K, in column blocks.
         get_ops().laprls_system_inplace(
-            K, L, np.flatnonzero(qp.active), qp.lambda_intrinsic, qp.lambda_ambient,
+            K,
+            L,
+            np.flatnonzero(qp.active),
+            qp.lambda_intrinsic,
+            qp.lambda_ambient,
             qp.memory_budget,
-        )  # fmt: skip
+        )
         alpha = _solve_keeping(K, qp, kernel) if keep else None
         if alpha is None:
             alpha = solve_or_lstsq(K, qp.rhs, what="LapRLS system")

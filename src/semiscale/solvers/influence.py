@@ -587,8 +587,9 @@ def nystrom_fold_out(problem: ManifoldProblem, delta_u, specs, spec_of_fold, col
 _ARMIJO, _MIN_STEP = 1e-4, 1e-10
 
 
-def nystrom_newton_fold_out(problem, decision, full_gradient, folds, columns, *, max_steps,
-                            tol=1e-8):  # fmt: skip
+def nystrom_newton_fold_out(
+    problem, decision, full_gradient, folds, columns, *, max_steps, tol=1e-8
+):
     """Fold-out changes ``δg`` by damped Newton iterations on each fold-out objective.
 
     The first iteration is :func:`nystrom_fold_out`'s step with the fold's own Hessian; the
@@ -647,10 +648,14 @@ def nystrom_newton_fold_out(problem, decision, full_gradient, folds, columns, *,
             span = _Span(C, P, c, CLC, problem.lambda_ambient)
             for j in range(r):
                 objective = _FoldObjective(
-                    loss, fold.targets[:, j], np.asarray(fold.labeled, dtype=bool), fold.weight,
-                    fold.laplacian if graph else None, fold.lambda_intrinsic,
+                    loss,
+                    fold.targets[:, j],
+                    np.asarray(fold.labeled, dtype=bool),
+                    fold.weight,
+                    fold.laplacian if graph else None,
+                    fold.lambda_intrinsic,
                     Cu_full[:, j],
-                )  # fmt: skip
+                )
                 g_i, n_steps[j, i] = _newton_in_span(objective, span, g[:, j], max_steps, tol)
                 out[:, j, i] = g_i - g[:, j]
     return out, n_steps

@@ -101,6 +101,10 @@ def solve_lapsvm_dual(problem: ManifoldProblem, *, tol=1e-3, max_iter=-1) -> Sol
         train_decision=train,
         intercept=bias,
         n_iter=max(iterations, default=0),
-        info={"system": "lapsvm-dual", "n_fit": problem.X.shape[0], "support": supports,
-              "smo_iterations": iterations},
-    )  # fmt: skip
+        info={
+            "system": "lapsvm-dual",
+            "n_fit": problem.X.shape[0],
+            "support": supports,
+            "smo_iterations": iterations,
+        },
+    )
