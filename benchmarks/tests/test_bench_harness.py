@@ -223,3 +223,35 @@ def test_a_run_writes_in_the_current_directory_by_default_never_in_the_committed
         assert default_out(bench) == Path("semiscale-bench", name)
         assert default_out(bench, quick=True) == Path("semiscale-bench", "quick", name)
         assert bench.results == f"benchmarks/results/{name}"  # where maintainers keep them
+
+
+def test_verdict_helpers_read_a_size_and_list_each_method_under_its_target():
+    from types import SimpleNamespace
+
+    from semiscale_bench.harness.verdicts import (
+        Verdict,
+        judge,
+        mean_of,
+        median_of,
+        min_of,
+        percent,
+        verdict_lines,
+    )
+
+    recs = [{"accuracy": 0.9, "s": 3.0}, {"accuracy": 1.0, "s": 1.0}, {"accuracy": 0.95, "s": 2.0}]
+    assert mean_of("accuracy")(recs) == pytest.approx(0.95)
+    assert min_of("accuracy")(recs) == 0.9 and median_of("s")(recs) == 2.0
+    assert percent(0.995) == "99.50 %"
+
+    def check(protocol, store, method):
+        return Verdict("PASS" if method == "a" else "FAIL", f"{method} in {store}")
+
+    targets = (("t1", "first target", check), ("t2", "second target", check))
+    protocol = SimpleNamespace(methods=("a", "b"))  # "c" is not run: not judged
+    verdicts = judge(targets, ("a", "b", "c"), protocol, "store")
+    assert set(verdicts) == {("t1", "a"), ("t1", "b"), ("t2", "a"), ("t2", "b")}
+    assert verdict_lines(targets, ("a", "b", "c"), verdicts)[:3] == [
+        "- first target:",
+        "  - a: **PASS**: a in store",
+        "  - b: **FAIL**: b in store",
+    ]

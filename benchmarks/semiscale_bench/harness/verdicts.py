@@ -6,14 +6,31 @@ planned repeat fails the size; planned repeats not all recorded leave it not mea
 :func:`combine` turns per-size outcomes into a verdict: a measured miss is a FAIL, a target
 with unmeasured points and no miss is "not measured".  The common targets: a value at every
 size (:func:`every_size`), at one size (:func:`at_size`), against a reference method wherever
-both ran (:func:`versus`).
+both ran (:func:`versus`), each reading one value of a size's records (:func:`mean_of`,
+:func:`min_of`, :func:`median_of`).  A paper's targets are a table of ``(key, summary,
+check)``; :func:`judge` checks each for each method and :func:`verdict_lines` lists them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Verdict", "at_size", "combine", "every_size", "size_cells", "versus"]
+import numpy as np
+
+__all__ = [
+    "Verdict",
+    "at_size",
+    "combine",
+    "every_size",
+    "judge",
+    "mean_of",
+    "median_of",
+    "min_of",
+    "percent",
+    "size_cells",
+    "verdict_lines",
+    "versus",
+]
 
 
 @dataclass(frozen=True)
@@ -118,3 +135,46 @@ def versus(spec, protocol, store, datasets, method, reference, metric, better, u
     if not fails and not ok:
         return Verdict("not measured", f"{method} and {reference} never ran at the same size")
     return combine(fails, [], ok)
+
+
+def mean_of(key: str):
+    """``records -> float``: the mean of field ``key`` over a size's records."""
+    return lambda recs: float(np.mean([r[key] for r in recs]))
+
+
+def min_of(key: str):
+    """``records -> float``: the smallest ``key`` over a size's records (the worst repeat)."""
+    return lambda recs: float(np.min([r[key] for r in recs]))
+
+
+def median_of(key: str):
+    """``records -> float``: the median of field ``key`` over a size's records."""
+    return lambda recs: float(np.median([r[key] for r in recs]))
+
+
+def percent(v) -> str:
+    """A share as a verdict shows it: ``"99.50 %"``."""
+    return f"{100 * v:.2f} %"
+
+
+def judge(targets, methods, protocol, store) -> dict:
+    """``{(key, method): Verdict}`` for every target and every method the protocol runs.
+
+    ``targets`` holds ``(key, summary, check)`` with ``check(protocol, store, method)``
+    returning a :class:`Verdict`.
+    """
+    return {
+        (key, method): check(protocol, store, method)
+        for key, _, check in targets
+        for method in methods
+        if method in protocol.methods
+    }
+
+
+def verdict_lines(targets, methods, verdicts) -> list[str]:
+    """A line per target (its summary), under it a line per method judged with its verdict."""
+    lines = []
+    for key, summary, _ in targets:
+        lines.append(f"- {summary}:")
+        lines += [f"  - {m}: {verdicts[key, m].text()}" for m in methods if (key, m) in verdicts]
+    return lines

@@ -13,7 +13,8 @@ import numpy as np
 
 from semiscale_bench.harness import Sizes
 from semiscale_bench.harness.curves import CurveSpec, Problem, build_graph
-from semiscale_bench.paper001.methods import centers_for, expansions, make_graph
+from semiscale_bench.harness.peers import expansions
+from semiscale_bench.paper001.methods import centers_for, make_graph
 from semiscale_bench.paper001.protocol import EXTENDED, MOONS, TUNED
 
 __all__ = [

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from functools import partial
 
-import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import clone
 
 from semiscale.kernels import RBF
 from semiscale_bench.harness import MethodRegistry
+from semiscale_bench.harness.peers import LabeledOnlySVC
 from semiscale_bench.paper001.protocol import (
     LAPSVM,
     MOONS,
@@ -27,7 +27,7 @@ from semiscale_bench.paper001.protocol import (
     SVM,
 )
 
-__all__ = ["METHODS", "LabeledOnlySVC", "expansions", "kernel_for", "make_graph"]
+__all__ = ["METHODS", "centers_for", "kernel_for", "make_graph"]
 
 METHODS = MethodRegistry()
 
@@ -50,43 +50,6 @@ def centers_for(protocol, dataset: str, n_train: int) -> int:
     """The reduced LapSVM's r (and Nyström LapRLS's s), at most ``n_train``."""
     source = protocol.dataset(dataset).source
     return min(n_train, protocol.moons_centers if source == MOONS else protocol.usps_centers)
-
-
-class LabeledOnlySVC(ClassifierMixin, BaseEstimator):
-    """scikit-learn's ``SVC`` on the labeled points alone (``y == -1``: unlabeled, ignored).
-
-    The RBF width is resolved on every training point, labeled or not, as the semi-supervised
-    methods' (a data-dependent ``gamma`` on two points would be meaningless).
-    """
-
-    def __init__(self, kernel=None, C=1000.0):
-        self.kernel = kernel
-        self.C = C
-
-    def fit(self, X, y, laplacian=None):
-        from sklearn.svm import SVC
-
-        y = np.asarray(y)
-        labeled = y != -1
-        gamma = (self.kernel or RBF(gamma="mean")).resolve(X).gamma
-        self.svc_ = SVC(kernel="rbf", gamma=gamma, C=self.C).fit(X[labeled], y[labeled])
-        self.classes_ = self.svc_.classes_
-        self.n_support_ = int(self.svc_.support_.size)
-        return self
-
-    def predict(self, X):
-        return self.svc_.predict(X)
-
-
-def expansions(est) -> int:
-    """Kernel expansions of a fitted predictor: the points whose coefficient is not zero."""
-    if isinstance(est, LabeledOnlySVC):
-        return est.n_support_
-    coef = getattr(est, "dual_coef_", None)
-    if coef is None:
-        return int(est.X_fit_.shape[0])
-    coef = np.asarray(coef).reshape(coef.shape[0], -1)
-    return int(np.count_nonzero(np.any(coef != 0, axis=1)))
 
 
 def _slapcvm(params, sizes, *, protocol, dataset, seed, setting):
@@ -118,55 +81,45 @@ for _name, (_setting, _description) in _SLAPCVM_DESCRIPTIONS.items():
     )
 
 
-@METHODS.register(
-    LAPSVM,
-    params="tuned",
-    description='`LapSVC(solver="primal")`: the exact LapSVM (squared hinge, Newton), every '
-    "training point in its expansion",
-)
-def _lapsvm(params, sizes, *, protocol, dataset, seed):
-    from semiscale.models import LapSVC
-
-    return LapSVC(
-        kernel=kernel_for(protocol, dataset), solver="primal", random_state=seed, **params[LAPSVM]
-    )
-
-
-@METHODS.register(
-    REDUCED,
-    params="tuned",
-    description='`NystromLapSVC(center_selection="uniform", solver="direct")`: the paper\'s '
-    "reduced LapSVM, r random points (r = 200 on the moons, 2,000 on USPS)",
-)
-def _reduced(params, sizes, *, protocol, dataset, seed):
-    from semiscale.models import NystromLapSVC
-
-    return NystromLapSVC(
-        kernel=kernel_for(protocol, dataset),
-        n_centers=centers_for(protocol, dataset, sizes.n_train),
-        center_selection="uniform",
-        solver="direct",
-        random_state=seed,
-        **params[REDUCED],
-    )
+#: The tuned methods: name -> (class in :mod:`semiscale.models`, its options, whether it has the
+#: reduced LapSVM's r centers, description).
+_TUNED = {
+    LAPSVM: (
+        "LapSVC",
+        {"solver": "primal"},
+        False,
+        '`LapSVC(solver="primal")`: the exact LapSVM (squared hinge, Newton), every '
+        "training point in its expansion",
+    ),
+    REDUCED: (
+        "NystromLapSVC",
+        {"center_selection": "uniform", "solver": "direct"},
+        True,
+        '`NystromLapSVC(center_selection="uniform", solver="direct")`: the paper\'s '
+        "reduced LapSVM, r random points (r = 200 on the moons, 2,000 on USPS)",
+    ),
+    NYSTROM: (
+        "NystromLapRLSClassifier",
+        {"solver": "direct"},
+        True,
+        '`NystromLapRLSClassifier(solver="direct")` on the reduced LapSVM\'s number of '
+        "uniform centers (the squared loss on the same span)",
+    ),
+}
 
 
-@METHODS.register(
-    NYSTROM,
-    params="tuned",
-    description='`NystromLapRLSClassifier(solver="direct")` on the reduced LapSVM\'s number of '
-    "uniform centers (the squared loss on the same span)",
-)
-def _nystrom(params, sizes, *, protocol, dataset, seed):
-    from semiscale.models import NystromLapRLSClassifier
+def _tuned(params, sizes, *, protocol, dataset, seed, name):
+    from semiscale import models
 
-    return NystromLapRLSClassifier(
-        kernel=kernel_for(protocol, dataset),
-        n_centers=centers_for(protocol, dataset, sizes.n_train),
-        solver="direct",
-        random_state=seed,
-        **params[NYSTROM],
-    )
+    estimator, options, centers, _ = _TUNED[name]
+    if centers:
+        options = {**options, "n_centers": centers_for(protocol, dataset, sizes.n_train)}
+    kernel = kernel_for(protocol, dataset)
+    return getattr(models, estimator)(kernel=kernel, random_state=seed, **options, **params[name])
+
+
+for _name, (*_, _description) in _TUNED.items():
+    METHODS.register(_name, params="tuned", description=_description)(partial(_tuned, name=_name))
 
 
 @METHODS.register(

@@ -14,7 +14,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from semiscale_bench.harness.verdicts import Verdict, at_size, every_size, size_cells, versus
+from semiscale_bench.harness import verdicts
+from semiscale_bench.harness.verdicts import (
+    Verdict,
+    at_size,
+    every_size,
+    mean_of,
+    median_of,
+    min_of,
+    percent,
+    size_cells,
+    verdict_lines,
+    versus,
+)
 from semiscale_bench.paper001.data import CURVES
 from semiscale_bench.paper001.protocol import LAPSVM, MOONS, SLAPCVM, SLAPCVM_PAPER
 
@@ -54,16 +66,7 @@ def _versus_lapsvm(protocol, store, method, datasets, metric, better, unit) -> V
     return versus(CURVES, protocol, store, datasets, method, LAPSVM, metric, better, unit)
 
 
-def _mean_acc(recs) -> float:
-    return float(np.mean([r["accuracy"] for r in recs]))
-
-
-def _min_acc(recs) -> float:
-    return float(np.min([r["accuracy"] for r in recs]))
-
-
-def _median_fit(recs):
-    return float(np.median([r["fit_seconds"] for r in recs]))
+_median_fit = median_of("fit_seconds")
 
 
 def _fig2(protocol):
@@ -72,12 +75,10 @@ def _fig2(protocol):
     ]
 
 
-def _pct(v) -> str:
-    return f"{100 * v:.2f} %"
-
-
 def moons_accuracy(protocol, store, method) -> Verdict:
-    return _each_size(protocol, store, method, _min_acc, lambda v: v >= MOONS_ACCURACY, _pct)
+    return _each_size(
+        protocol, store, method, min_of("accuracy"), lambda v: v >= MOONS_ACCURACY, percent
+    )
 
 
 def sublinear(protocol, store, method) -> Verdict:
@@ -96,7 +97,7 @@ def sublinear(protocol, store, method) -> Verdict:
     }
     if len(sized) < 2:
         return Verdict("not measured", f"{len(sized)} measured moons size(s) with a core set")
-    core = {u: float(np.median([r["core_set"] for r in recs])) for u, recs in sized.items()}
+    core = {u: median_of("core_set")(recs) for u, recs in sized.items()}
     last = core[max(core)]
     stable = sorted(u for u in core if abs(core[u] - last) <= 0.1 * last)
     if len(stable) < 2:
@@ -160,9 +161,9 @@ def usps_accuracy(protocol, store, method) -> Verdict:
         store,
         method,
         _fig2(protocol),
-        _mean_acc,
+        mean_of("accuracy"),
         lambda a, b: a >= b,
-        lambda a, b: f"{_pct(a)} vs {_pct(b)}",
+        lambda a, b: f"{percent(a)} vs {percent(b)}",
     )
 
 
@@ -220,17 +221,11 @@ LAPSVM_50K = (
 
 def judge(protocol, store) -> dict:
     """``{(target key, method): Verdict}`` for every target and SLapCVM method in the protocol."""
-    return {
-        (key, method): check(protocol, store, method)
-        for key, _, check in TARGETS
-        for method in METHODS
-        if method in protocol.methods
-    }
+    return verdicts.judge(TARGETS, METHODS, protocol, store)
 
 
 def target_lines(protocol, store) -> list[str]:
     """The ``## Targets`` section: one line per (target, SLapCVM method)."""
-    verdicts = judge(protocol, store)
     lines = ["## Targets (the issue's), from the records", ""]
     lines += [
         "PASS / FAIL where measured; **not measured** (with the reason) where a size was capped "
@@ -238,7 +233,5 @@ def target_lines(protocol, store) -> list[str]:
         "USPS accuracy: mean; seconds, memory and expansion shares: the largest over repeats.",
         "",
     ]
-    for key, summary, _ in TARGETS:
-        lines.append(f"- {summary}:")
-        lines += [f"  - {m}: {verdicts[key, m].text()}" for m in METHODS if (key, m) in verdicts]
+    lines += verdict_lines(TARGETS, METHODS, judge(protocol, store))
     return lines + [f"- {LAPSVM_50K}", ""]
