@@ -4,7 +4,8 @@
 (``CurveSpec.measures``; rows: unlabeled points u; columns: methods); :func:`plot`: the same
 against u; :func:`notes`: the caps that applied and every failed fit; :func:`validation_lines`:
 what :func:`~semiscale_bench.harness.curves.run_validation` chose; :func:`protocol_lines`: the
-knobs a benchmark uses, each with its reason.
+knobs a benchmark uses, each with its reason; :func:`figure_reports`: a report and a figure per
+experiment, made of the above; :func:`figure_links`: the figures shown in a summary.
 """
 
 from __future__ import annotations
@@ -12,9 +13,18 @@ from __future__ import annotations
 import numpy as np
 
 from semiscale_bench.harness.report import _value as _knob_value
-from semiscale_bench.harness.report import md_table
+from semiscale_bench.harness.report import header, md_table, write_text
 
-__all__ = ["MEASURES", "dataset_tables", "notes", "plot", "protocol_lines", "validation_lines"]
+__all__ = [
+    "MEASURES",
+    "dataset_tables",
+    "figure_links",
+    "figure_reports",
+    "notes",
+    "plot",
+    "protocol_lines",
+    "validation_lines",
+]
 
 MIB = 2**20
 
@@ -222,3 +232,41 @@ def protocol_lines(protocol, methods, unused=()) -> list[str]:
     lines = ["## Protocol", ""] + md_table(["knob", "value", "why"], rows) + ["", "Methods:", ""]
     lines += [f"- {name}: {methods[name].description}" for name in protocol.methods]
     return lines + ["", "Data:", ""] + [f"- {d.name}: {d.note}" for d in protocol.datasets] + [""]
+
+
+def figure_reports(spec, protocol, store, out, figures, paper_column=None, paper_lines=None):
+    """Per experiment with records: ``EXPERIMENT.md`` and its figure ``EXPERIMENT.png``.
+
+    ``figures`` holds ``(experiment, title)``.  The report is the header, the tables of the
+    experiment's datasets (:func:`dataset_tables`, with ``paper_column``), the lines
+    ``paper_lines(experiment)`` (what the paper says) and the notes; the figure is
+    :func:`plot` of the datasets with tables.  Returns the paths written and
+    ``[(experiment, figure path or None)]`` for :func:`figure_links`.
+    """
+    runs = store.runs()
+    names = [d.name for d in protocol.datasets if d.source is not None]
+    paths, drawn = [], []
+    for experiment, title in figures:
+        mine = [n for n in names if spec.experiment(protocol, n) == experiment]
+        tables = {n: dataset_tables(spec, protocol, store, n, paper_column) for n in mine}
+        if not any(tables.values()):
+            continue
+        text = header(title, protocol, runs) + [line for n in mine for line in tables[n]]
+        text += (paper_lines(experiment) if paper_lines else []) + ["", "## Notes", ""]
+        paths.append(write_text(out, f"{experiment}.md", text + notes(spec, protocol, store, mine)))
+        shown = [n for n in mine if tables[n]]
+        picture = plot(spec, protocol, store, shown, experiment, f"{out}/{experiment}.png")
+        drawn.append((experiment, picture))
+        paths += [picture] if picture else []
+    return paths, drawn
+
+
+def figure_links(drawn) -> list[str]:
+    """The figures :func:`figure_reports` drew, as Markdown images (or why one is missing)."""
+    return [
+        f"![{experiment}]({experiment}.png)"
+        if picture
+        else f"({experiment}.png not drawn: matplotlib is not installed, "
+        "`pip install semiscale[plot]`)"
+        for experiment, picture in drawn
+    ]

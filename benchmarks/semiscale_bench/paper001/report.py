@@ -13,9 +13,9 @@ import re
 
 from semiscale.datasets import distorted
 from semiscale_bench.harness.curve_report import (
-    dataset_tables,
+    figure_links,
+    figure_reports,
     notes,
-    plot,
     protocol_lines,
     validation_lines,
 )
@@ -40,8 +40,8 @@ def _paper_column(dataset: str, measure: str):
     return "paper (§4.1)", ", ".join(f"{meth} {100 * v:g}" for meth, v in FIG1_ACCURACY.items())
 
 
-def _tables(protocol, store, name) -> list[str]:
-    return dataset_tables(CURVES, protocol, store, name, _paper_column)
+def _paper_lines(experiment: str) -> list[str]:
+    return ["## The paper (its figures' values are not in the text)", "", *claims(experiment)]
 
 
 def _data_section(protocol) -> list[str]:
@@ -63,31 +63,16 @@ def _data_section(protocol) -> list[str]:
 
 def render(bench, protocol, store, out) -> list[str]:
     """fig1.md, fig2.md, their PNGs and summary.md, from the records that exist."""
-    runs = store.runs()
+    figures = (
+        ("fig1", "Paper 001, Figure 1: two moons (ours; the paper's statements below)"),
+        ("fig2", "Paper 001, Figure 2: USPS (ours; the paper's statements below)"),
+    )
+    paths, drawn = figure_reports(
+        CURVES, protocol, store, out, figures, _paper_column, _paper_lines
+    )
     names = [d.name for d in protocol.datasets if d.source is not None]
-    paths, figures = [], []
-    for experiment, title in (("fig1", "Figure 1: two moons"), ("fig2", "Figure 2: USPS")):
-        mine = [n for n in names if protocol.experiment_of(n) == experiment]
-        tables = [line for n in mine for line in _tables(protocol, store, n)]
-        if not tables:
-            continue
-        text = header(f"Paper 001, {title} (ours; the paper's statements below)", protocol, runs)
-        text += tables + ["## The paper (its figures' values are not in the text)", ""]
-        text += claims(experiment) + ["", "## Notes", ""] + notes(CURVES, protocol, store, mine)
-        paths.append(write_text(out, f"{experiment}.md", text))
-        drawn = [n for n in mine if _tables(protocol, store, n)]
-        picture = plot(CURVES, protocol, store, drawn, experiment, f"{out}/{experiment}.png")
-        figures.append((experiment, picture))
-        paths += [picture] if picture else []
-    lines = header("Paper 001 (SLapCVM), §4: Figures 1-2 reproduced", protocol, runs)
-    lines += target_lines(protocol, store)
-    for experiment, picture in figures:
-        lines.append(
-            f"![{experiment}]({experiment}.png)"
-            if picture
-            else f"({experiment}.png not drawn: matplotlib is not installed, "
-            "`pip install semiscale[plot]`)"
-        )
+    lines = header("Paper 001 (SLapCVM), §4: Figures 1-2 reproduced", protocol, store.runs())
+    lines += target_lines(protocol, store) + figure_links(drawn)
     lines += ["", "Tables: `fig1.md` (two moons), `fig2.md` (usps, extended usps).", ""]
     lines += ["## The paper's settings", "", f"Machine: {MACHINE}.", ""]
     lines += [f"- {s}" for s in SETTINGS] + [""]
