@@ -9,7 +9,6 @@ experiments, which skip what is recorded, and renders the reports from the recor
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -23,7 +22,7 @@ from semiscale._progress import progress, ticking
 from semiscale_bench.harness.protocol import Protocol
 from semiscale_bench.harness.records import RecordStore
 from semiscale_bench.harness.registry import MethodRegistry
-from semiscale_bench.harness.study import Study, run_study
+from semiscale_bench.harness.study import Study, git_output, run_study
 
 __all__ = [
     "CATALOG",
@@ -181,17 +180,7 @@ def load_benchmark(name: str) -> Benchmark | Study:
 
 def _code_version() -> str | None:
     """``git describe --always --dirty`` of the code that runs, or None outside a checkout."""
-    try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty"],
-            cwd=Path(__file__).parent,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
+    return git_output("describe", "--always", "--dirty")
 
 
 def _logger(name, verbose):

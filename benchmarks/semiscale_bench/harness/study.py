@@ -38,6 +38,7 @@ __all__ = [
     "Study",
     "command_of",
     "commit_hash",
+    "git_output",
     "group_stats",
     "legacy_command",
     "mean_std",
@@ -48,11 +49,11 @@ __all__ = [
 ]
 
 
-def commit_hash() -> str:
-    """The short hash of the HEAD of the checkout this code runs from (``"unknown"`` outside)."""
+def git_output(*args: str) -> str | None:
+    """What ``git ARGS`` prints in the checkout this code runs from; None where it fails."""
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
+            ["git", *args],
             cwd=Path(__file__).parent,
             capture_output=True,
             text=True,
@@ -60,8 +61,13 @@ def commit_hash() -> str:
             timeout=10,
         )
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out.stdout.strip()
+        return None
+    return out.stdout.strip() or None
+
+
+def commit_hash() -> str:
+    """The short hash of the HEAD of the checkout this code runs from (``"unknown"`` outside)."""
+    return git_output("rev-parse", "--short", "HEAD") or "unknown"
 
 
 def step_name(step: Callable) -> str:

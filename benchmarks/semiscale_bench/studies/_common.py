@@ -4,10 +4,12 @@
   every graph of a dataset built once, each estimator given its Laplacian on the few-labels
   benchmark's draws (:func:`~semiscale_bench.few_labels.draw_labels`), transductive accuracy on
   the unlabeled points, then mean ± std per (dataset, labels per class, graph, estimator):
-  :func:`fit_digit_graphs`, :func:`summarize_accuracy`, :func:`accuracy_tables`.
+  :func:`fit_digit_graphs`, :func:`summarize_accuracy`, :func:`accuracy_tables`; and on two
+  moons with one label per class: :func:`fit_moons`.
 * The inductive studies (``label_diffusion``, ``nystrom_span``) fit variants on the few-labels
   benchmark's 80 % pool and score them on the held-out points: :func:`pool_split`,
-  :func:`fit_pool_variants`, :func:`all_converged`.
+  :func:`fit_pool_variants`, :func:`all_converged`, beside the benchmark's peer
+  (:func:`label_spreading`).
 * The two-moons studies label one point per class: :func:`first_of_each_class` (the first
   point, as paper 001; :func:`labeled_moons` with its test points) or
   :func:`one_label_per_class` (a random one).
@@ -107,6 +109,35 @@ def accuracy_tables(summary, *, datasets, per_class, estimators, graphs, graph_l
                 entries.append("—" if s is None else mean_std(s))
             lines.append(f"| {estimator} | {graph_label(graph)} | " + " | ".join(entries) + " |")
     return lines
+
+
+def fit_moons(n, trial, model):
+    """``model`` fitted on the graph studies' two moons, one label per class.
+
+    ``make_two_moons(n, noise=0.1, random_state=0)``, the labels drawn by
+    :func:`one_label_per_class` with ``default_rng([trial, 1])``.  Returns ``X, y, observed``
+    and the fit's seconds.
+    """
+    from semiscale.datasets import make_two_moons
+
+    X, y = make_two_moons(n, noise=0.1, random_state=0)
+    observed = one_label_per_class(y, np.random.default_rng([trial, 1]))
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, observed)
+    return X, y, observed, time.perf_counter() - start
+
+
+#: The few-labels benchmark's peer, as the inductive studies' tables name it.
+LABEL_SPREADING = "LabelSpreading(knn, 10, 0.99)"
+
+
+def label_spreading():
+    """scikit-learn's ``LabelSpreading(kernel="knn", n_neighbors=10, alpha=0.99)``."""
+    from sklearn.semi_supervised import LabelSpreading
+
+    return LabelSpreading(kernel="knn", n_neighbors=10, alpha=0.99)
 
 
 def pool_split(name):

@@ -40,8 +40,6 @@ Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are k
 from __future__ import annotations
 
 import itertools
-import time
-import warnings
 
 import numpy as np
 
@@ -50,7 +48,7 @@ from semiscale_bench.harness.study import DATA, Study, legacy_command, produced_
 from semiscale_bench.studies._common import (
     accuracy_tables,
     fit_digit_graphs,
-    one_label_per_class,
+    fit_moons,
     summarize_accuracy,
 )
 
@@ -121,16 +119,10 @@ def run_moons(records, save):
         name = f"two moons n={n}"
         if (name, graph) in done or n > MOONS_MAX_N.get(graph, n):
             continue
-        X, y = make_two_moons(n, noise=0.1, random_state=0)
+        model = _estimator("Poisson", graph=KNNGraph(**GRAPHS[graph]))
+        X, _, _, seconds = fit_moons(n, 0, model)
         if not any(r.get("kind") == "stats" and r["dataset"] == name for r in records):
             records.append(_contrast_record(name, X))
-        observed = one_label_per_class(y, np.random.default_rng([0, 1]))
-        model = _estimator("Poisson", graph=KNNGraph(**GRAPHS[graph]))
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model.fit(X, observed)
-        seconds = time.perf_counter() - start
         records.append(
             {
                 "kind": "moons",

@@ -25,7 +25,6 @@ Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are k
 from __future__ import annotations
 
 import itertools
-import warnings
 
 import numpy as np
 
@@ -40,7 +39,7 @@ from semiscale_bench.harness.study import (
 from semiscale_bench.studies._common import (
     accuracy_tables,
     fit_digit_graphs,
-    one_label_per_class,
+    fit_moons,
     summarize_accuracy,
 )
 
@@ -84,7 +83,6 @@ def run_digits(records, save):
 
 
 def run_moons(records, save):
-    from semiscale.datasets import make_two_moons
     from semiscale.graph import KNNGraph
 
     done = {(r["dataset"], r["trial"], r["graph"]) for r in records}
@@ -92,12 +90,8 @@ def run_moons(records, save):
         name = f"two moons n={n}"
         if (name, trial, graph) in done:
             continue
-        X, y = make_two_moons(n, noise=0.1, random_state=0)
-        observed = one_label_per_class(y, np.random.default_rng([trial, 1]))
         model = _estimator("Poisson", trial, graph=KNNGraph(**GRAPHS[graph]))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model.fit(X, observed)
+        _, y, observed, _ = fit_moons(n, trial, model)
         free = observed == -1
         records.append(
             {

@@ -39,13 +39,17 @@ from semiscale_bench.harness.study import (
     produced_by,
     write_readme,
 )
-from semiscale_bench.studies._common import all_converged, fit_pool_variants
+from semiscale_bench.studies._common import (
+    LABEL_SPREADING,
+    all_converged,
+    fit_pool_variants,
+    label_spreading,
+)
 
 DATASETS = ("usps", "mnist", "letter", "two_moons")
 PER_CLASS = (1, 3, 10)
 TRIALS = 3
 STEPS = (0, 1, 2, 3, 5, 8)
-LABEL_SPREADING = "LabelSpreading(knn, 10, 0.99)"
 
 
 def _variants():
@@ -53,12 +57,10 @@ def _variants():
 
 
 def _estimator(variant, trial):
-    from sklearn.semi_supervised import LabelSpreading
-
     from semiscale.models import NystromLapRLSClassifier
 
     if variant == LABEL_SPREADING:
-        return LabelSpreading(kernel="knn", n_neighbors=10, alpha=0.99)
+        return label_spreading()
     steps = int(variant.split("=")[1])
     return NystromLapRLSClassifier(label_diffusion=steps, random_state=trial)
 

@@ -39,12 +39,16 @@ from semiscale_bench.harness.study import (
     produced_by,
     write_readme,
 )
-from semiscale_bench.studies._common import all_converged, fit_pool_variants
+from semiscale_bench.studies._common import (
+    LABEL_SPREADING,
+    all_converged,
+    fit_pool_variants,
+    label_spreading,
+)
 
 DATASETS = ("usps", "mnist")
 PER_CLASS = (1, 3)
 TRIALS = 3
-LABEL_SPREADING = "LabelSpreading(knn, 10, 0.99)"
 VARIANTS = {
     "defaults (s = 1,000, gamma = median)": {},
     "n_centers=2000": {"n_centers": 2000},
@@ -55,13 +59,11 @@ VARIANTS = {
 
 
 def _estimator(variant, trial):
-    from sklearn.semi_supervised import LabelSpreading
-
     from semiscale.kernels import RBF
     from semiscale.models import NystromLapRLSClassifier
 
     if variant == LABEL_SPREADING:
-        return LabelSpreading(kernel="knn", n_neighbors=10, alpha=0.99)
+        return label_spreading()
     params = dict(VARIANTS[variant])
     if "gamma" in params:
         params["kernel"] = RBF(gamma=params.pop("gamma"))
