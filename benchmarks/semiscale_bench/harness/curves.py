@@ -34,6 +34,7 @@ import numpy as np
 
 from semiscale._progress import silenced
 from semiscale_bench.harness.child import run_child
+from semiscale_bench.harness.peers import expansions
 from semiscale_bench.harness.records import jsonable
 from semiscale_bench.harness.runner import estimator_facts, measured_fit
 
@@ -44,6 +45,7 @@ __all__ = [
     "chosen_params",
     "fit_in_child",
     "fit_record",
+    "regularization_grid",
     "run_curves",
     "run_validation",
     "setting",
@@ -104,6 +106,16 @@ def build_graph(problem: Problem, graph) -> Problem:
     return problem
 
 
+def regularization_grid(protocol) -> list[dict]:
+    """Every (``ambient_reg``, ``intrinsic_reg``) of the protocol's ``ambient_grid`` and
+    ``intrinsic_grid``, ``ambient_reg`` major."""
+    return [
+        {"ambient_reg": a, "intrinsic_reg": i}
+        for a in protocol.ambient_grid
+        for i in protocol.intrinsic_grid
+    ]
+
+
 @dataclass(frozen=True)
 class CurveSpec:
     """How a paper makes the problems of its size curves.
@@ -127,12 +139,14 @@ class CurveSpec:
         problem (and graph); ``relabel(protocol, dataset, problem, repeat)`` then sets the
         repeat's labeled rows on it.
     relabel : callable
-    expansions : callable
-        ``expansions(estimator) -> int``: the kernel expansions of a fitted predictor.
     tuned : tuple of str
         The methods whose hyper-parameters :func:`run_validation` chooses.
     grid : callable
-        ``grid(protocol) -> list of dict``: the validation grid, in its order.
+        ``grid(protocol) -> list of dict``: the validation grid, in its order; by default
+        :func:`regularization_grid`.
+    expansions : callable
+        ``expansions(estimator) -> int``: the kernel expansions of a fitted predictor; by
+        default :func:`~semiscale_bench.harness.peers.expansions`.
     measures : dict
         Experiment -> the measures its reports show (keys of
         :data:`~semiscale_bench.harness.curve_report.MEASURES`).
@@ -150,9 +164,9 @@ class CurveSpec:
     problem: Callable
     problem_key: Callable
     relabel: Callable
-    expansions: Callable
     tuned: tuple
-    grid: Callable
+    grid: Callable = regularization_grid
+    expansions: Callable = expansions
     measures: Mapping = field(default_factory=dict)
     child_knobs: tuple = ()
     isolated: tuple = ()

@@ -13,7 +13,6 @@ import numpy as np
 
 from semiscale_bench.harness import Sizes
 from semiscale_bench.harness.curves import CurveSpec, Problem, build_graph
-from semiscale_bench.harness.peers import expansions
 from semiscale_bench.paper001.methods import centers_for, make_graph
 from semiscale_bench.paper001.protocol import EXTENDED, MOONS, TUNED
 
@@ -114,15 +113,6 @@ def relabel(protocol, dataset: str, problem: Problem, repeat: int) -> Problem:
     return problem
 
 
-def grid(protocol) -> list[dict]:
-    """The validation grid: every (ambient_reg, intrinsic_reg), ambient_reg major."""
-    return [
-        {"ambient_reg": a, "intrinsic_reg": i}
-        for a in protocol.ambient_grid
-        for i in protocol.intrinsic_grid
-    ]
-
-
 #: Paper 001's size curves: Figure 1 (the moons, each fit in its own process when the protocol
 #: isolates) and Figure 2 (the digits).
 CURVES = CurveSpec(
@@ -133,9 +123,7 @@ CURVES = CurveSpec(
     problem=problem,
     problem_key=problem_key,
     relabel=relabel,
-    expansions=expansions,
     tuned=TUNED,
-    grid=grid,
     measures={
         "fig1": ("accuracy", "fit", "total", "expansions", "memory", "predict"),
         "fig2": ("accuracy", "fit", "expansions", "predict"),
