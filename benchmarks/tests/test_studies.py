@@ -386,7 +386,7 @@ def test_the_study_helpers_group_resume_and_name_the_command(tmp_path):
 
     legacy = legacy_command("toy", DATA)
     assert legacy == (
-        "SEMISCALE_DATA=/work/shared/datasets python -m semiscale_bench.studies.toy"
+        "SEMISCALE_DATA=/work/shared/datasets python -m semiscale.bench.studies.toy"
         " --out benchmarks/results/toy"
     )
     results = {"commit": "abc", "machine": {"platform": "p", "python": "3"}}

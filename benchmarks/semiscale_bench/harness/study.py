@@ -204,11 +204,13 @@ SHARED_MACHINE = " (2 cores, shared: seconds are indicative)."
 def legacy_command(name: str, prefix: str = "") -> str:
     """The command study ``name`` ran with before it joined ``semiscale-bench``.
 
-    ``python -m semiscale_bench.studies.NAME --out benchmarks/results/NAME`` after ``prefix``
-    (:data:`DATA` for the studies that read the stored datasets); the README of records older
-    than the recorded command names it (:func:`command_of`).
+    ``python -m semiscale.bench.studies.NAME --out benchmarks/results/NAME`` after ``prefix``
+    (:data:`DATA` for the studies that read the stored datasets): the module was inside the
+    library until the reproductions left it, and that command no longer runs (rerun with
+    ``semiscale-bench NAME``).  The README of records older than the recorded command names
+    it (:func:`command_of`): the command that produced them, not today's.
     """
-    return f"{prefix}python -m semiscale_bench.studies.{name} --out benchmarks/results/{name}"
+    return f"{prefix}python -m semiscale.bench.studies.{name} --out benchmarks/results/{name}"
 
 
 def produced_by(results: dict, legacy: str, machine: str = ".") -> str:

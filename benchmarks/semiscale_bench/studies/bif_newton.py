@@ -307,7 +307,7 @@ SPEED_FOLDS = (10, 20)
 #: Issue 26's target: t-BIF at least this fraction of the bound t (1 − 1/t)³ faster.
 SPEED_FRACTION = 0.7
 LEGACY_SPEED_COMMAND = (
-    "OPENBLAS_NUM_THREADS=1 python -m semiscale_bench.studies.bif_newton speed --out "
+    "OPENBLAS_NUM_THREADS=1 python -m semiscale.bench.studies.bif_newton speed --out "
     "benchmarks/results/bif_newton"
 )
 

@@ -38,7 +38,7 @@ from semiscale_bench.harness.study import Study, command_of, write_readme
 
 #: The command of the records written before the command was recorded with them
 #: (:func:`~semiscale_bench.harness.study.command_of`).
-LEGACY_COMMAND = "python -m semiscale_bench.studies.out_of_sample"
+LEGACY_COMMAND = "python -m semiscale.bench.studies.out_of_sample"
 
 
 SEEDS = range(5)
