@@ -77,9 +77,6 @@ ALLOWED = {
     ("_progress.py", "<module>", "threads"): (
         "the ticking progress line's one daemon thread (a timer that prints, no work)"
     ),
-    ("_measure.py", "machine_info", "threads"): (
-        "threadpoolctl.threadpool_info only reads the BLAS libraries and thread counts to record"
-    ),
     ("graph/_brute.py", "<module>", "threads"): (
         "row_slices: fixed 16-32 MiB chunks of O(n·d) elementwise passes (row norms, exact "
         "distances of the k chosen pairs), not a budgeted product"

@@ -6,7 +6,7 @@ of 20,000 two-moons points), resets its peak resident set size to the current on
 ``/proc/self/clear_refs``), reads the peak as the baseline, runs the case and reads the peak
 again.  The peak is ``VmHWM`` of ``/proc/self/status`` (Linux; ``ru_maxrss`` elsewhere): the
 ``ru_maxrss`` of ``resource.getrusage(RUSAGE_SELF)`` in a child includes its parent's peak (see
-:func:`~semiscale._measure.peak_rss_bytes`); its growth is recorded too
+:func:`~semiscale_bench.harness.machine.peak_rss_bytes`); its growth is recorded too
 (``ru_maxrss_growth``).  The growth is
 compared with the budget plus the documented constant overhead
 (:func:`semiscale._memory.unbudgeted_bytes`: what ``memory_budget`` does not cover): a fitted
@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from semiscale._measure import peak_rss_bytes, ru_maxrss_bytes
+from semiscale_bench.harness.machine import peak_rss_bytes, ru_maxrss_bytes
 from semiscale_bench.harness.study import commit_hash
 
 MiB = 1024**2

@@ -218,10 +218,10 @@ def test_peak_rss_is_this_programs_own():
     import subprocess
     import sys
 
-    from semiscale._measure import peak_rss_bytes
+    from semiscale_bench.harness.machine import peak_rss_bytes
 
     ballast = np.ones(64 * 2**20 // 8)  # 64 MiB resident in this process  # noqa: F841
-    code = "from semiscale._measure import peak_rss_bytes; print(peak_rss_bytes())"
+    code = "from semiscale_bench.harness.machine import peak_rss_bytes; print(peak_rss_bytes())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     child = int(out.stdout.split()[-1])
     assert child > 0 and peak_rss_bytes() > 64 * 2**20

@@ -1,16 +1,14 @@
-"""Timing and peak-memory measurement shared by the CLI reports and benchmarks."""
+"""Timing and peak memory of a block: the command line's reports (and the benchmarks' fits)."""
 
 from __future__ import annotations
 
-import os
-import platform
 import sys
 import time
 import tracemalloc
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-__all__ = ["Measurement", "machine_info", "measure", "peak_rss_bytes", "ru_maxrss_bytes"]
+__all__ = ["Measurement", "measure", "ru_maxrss_bytes"]
 
 
 @dataclass
@@ -53,41 +51,3 @@ def ru_maxrss_bytes() -> int:
         return 0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak if sys.platform == "darwin" else peak * 1024)  # Linux: KiB
-
-
-def peak_rss_bytes() -> int:
-    """Peak RSS of this process: ``VmHWM`` on Linux, else ``ru_maxrss``.
-
-    On Linux ``ru_maxrss`` is the larger of the process's own high-water mark and the one
-    saved when it was exec'd, which is its *parent's* (the pre-exec memory map is the
-    parent's): a child of a 1 GB parent reports at least 1 GB, and ``clear_refs`` does not
-    reset that part, so a case's growth could hide below it (measured: 5 MiB instead of
-    33 MiB after the parent had built a graph).  ``VmHWM`` is this process's alone.
-    """
-    from ._memory import proc_field_bytes
-
-    peak = proc_field_bytes("/proc/self/status", "VmHWM")
-    return ru_maxrss_bytes() if peak is None else peak
-
-
-def machine_info() -> dict:
-    """Cores, Python, numpy and the BLAS in use, for benchmark records."""
-    import numpy as np
-
-    info = {
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "platform": platform.platform(),
-    }
-    try:
-        from threadpoolctl import threadpool_info
-
-        info["blas"] = [
-            {k: p.get(k) for k in ("internal_api", "version", "num_threads")}
-            for p in threadpool_info()
-            if p.get("user_api") == "blas"
-        ]
-    except Exception:  # pragma: no cover - threadpoolctl is a dependency, but be robust
-        info["blas"] = []
-    return info

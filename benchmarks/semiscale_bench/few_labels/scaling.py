@@ -68,7 +68,7 @@ def fit_moons(method: str, n: int, noise: float, params: dict) -> dict:
         method, {"defaults": {}}, Sizes(n, X.shape[1], n, 2), protocol=None, dataset="", seed=0
     )
     est.set_params(**params)
-    from semiscale._measure import peak_rss_bytes
+    from semiscale_bench.harness.machine import peak_rss_bytes
 
     before = peak_rss_bytes()
     rec = measured_fit(partial(est.fit, X, observed), trace_memory=False)

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 
-from semiscale._measure import machine_info
 from semiscale._progress import log as progress_log
 from semiscale._progress import progress, ticking
+from semiscale_bench.harness.machine import machine_info
 from semiscale_bench.harness.protocol import Protocol
 from semiscale_bench.harness.records import RecordStore
 from semiscale_bench.harness.registry import MethodRegistry
