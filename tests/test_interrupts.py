@@ -81,6 +81,9 @@ def _interrupt_when_a_worker_starts(call):
 
     sender = threading.Thread(target=interrupter)
     running_at_interrupt = None
+    # A shell's background jobs (CI runners, nohup) start with SIGINT ignored, and this test
+    # process inherits that: install Python's own handler for the test, restore it after.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         sender.start()
         call()
@@ -90,7 +93,9 @@ def _interrupt_when_a_worker_starts(call):
     except KeyboardInterrupt:
         running = set(threading.enumerate()) - before - {sender}
         running_at_interrupt = any(t.is_alive() for t in running)
-    sender.join()
+    finally:
+        sender.join()
+        signal.signal(signal.SIGINT, previous)
     deadline = time.monotonic() + 60
     for worker in set(threading.enumerate()) - before:
         if worker.daemon:
