@@ -35,8 +35,8 @@ MODELS = all_estimators(type_filter=["classifier", "regressor"])
 VERBOSE_DOC = (
     "    verbose : int or bool, default=0\n"
     "        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;\n"
-    "        2: also a line per iteration (of CG, of the core set, per fit of a search).  True\n"
-    "        means 1 (:mod:`semiscale._progress`).\n"
+    "        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a\n"
+    "        search).  True means 1 (:mod:`semiscale._progress`).\n"
 )
 
 

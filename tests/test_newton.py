@@ -80,21 +80,25 @@ def _problem(task, n=70, seed=0):
     return X, np.where(labeled, y, 0.0)[:, None], labeled, graph.laplacian_
 
 
+#: The reference test's objective: kernel width, λ_A, λ_I, and the Nyström centers' stride.
+REFERENCE_GAMMA, REFERENCE_LAM_A, REFERENCE_LAM_I, REFERENCE_STRIDE = 2.0, 0.05, 0.5, 2
+
+
 @cache
 def _reference_minimum(loss_index, intercept, nystrom):
     """L-BFGS's minimum for the reference test, once per objective (direct and pcg share it)."""
     loss = ALL_LOSSES[loss_index]
     X, Y, labeled, L = _problem(loss.task)
-    centers = np.arange(0, X.shape[0], 2) if nystrom else None
+    centers = np.arange(0, X.shape[0], REFERENCE_STRIDE) if nystrom else None
     return manifold_objective_minimum(
         X,
         Y[:, 0],
         labeled,
         L,
         loss,
-        0.05,
-        0.5,
-        RBF(gamma=2.0),
+        REFERENCE_LAM_A,
+        REFERENCE_LAM_I,
+        RBF(gamma=REFERENCE_GAMMA),
         centers=centers,
         intercept=intercept,
     )
@@ -105,8 +109,8 @@ def _reference_minimum(loss_index, intercept, nystrom):
 @pytest.mark.parametrize("solver", ["direct", "pcg", "nystrom"])
 def test_newton_reaches_the_reference_minimum(loss, intercept, solver):
     X, Y, labeled, L = _problem(loss.task)
-    kernel = RBF(gamma=2.0)
-    lam_a, lam_i = 0.05, 0.5
+    kernel = RBF(gamma=REFERENCE_GAMMA)
+    lam_a, lam_i = REFERENCE_LAM_A, REFERENCE_LAM_I
     problem = ManifoldProblem(
         X=X,
         targets=Y,
@@ -122,7 +126,7 @@ def test_newton_reaches_the_reference_minimum(loss, intercept, solver):
     )
     centers = None
     if solver == "nystrom":
-        centers = np.arange(0, X.shape[0], 2)
+        centers = np.arange(0, X.shape[0], REFERENCE_STRIDE)
         quadratic = NystromSolver(centers, solver="pcg", tol=1e-12, max_iter=500)
     else:
         quadratic = partial(

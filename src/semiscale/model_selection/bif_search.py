@@ -77,8 +77,8 @@ class BIFSearchCV(SSLGridSearchCV):
         As :class:`~semiscale.model_selection.SSLGridSearchCV`.
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
-        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
-        means 1 (:mod:`semiscale._progress`).
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
     random_state : int, RandomState, Generator or None, default=None
         Seeds the sampled Nyström columns.
     max_newton_steps : int, default=20

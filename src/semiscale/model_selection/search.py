@@ -73,8 +73,8 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         reuse the graph already built for the best setting.
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
-        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
-        means 1 (:mod:`semiscale._progress`).
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
     error_score : "raise" or float, default=np.nan
         Score of a fit that fails (with a ``FitFailedWarning``), or "raise".
 

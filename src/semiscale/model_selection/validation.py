@@ -61,8 +61,8 @@ def ssl_cross_validate(
         Score of a fold whose fit fails (with a ``FitFailedWarning``), or "raise".
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
-        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
-        means 1 (:mod:`semiscale._progress`).
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
 
     Returns
     -------

@@ -86,8 +86,8 @@ class HarmonicClassifier(_GraphLearningClassifier):
         neighbour search of ``predict``; -1 means all cores.
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
-        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
-        means 1 (:mod:`semiscale._progress`).
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
     unlabeled : int, float, str or None, default=-1
         Marker of unlabeled points in ``y`` (None: every point is labeled).
 

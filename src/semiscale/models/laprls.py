@@ -113,8 +113,8 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
         ``RandomState`` or ``Generator`` is drawn from (and advanced).
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
-        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
-        means 1 (:mod:`semiscale._progress`).
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x_j, x) + b`` (paper 000 has none); solved
         by a bordered system (:mod:`semiscale.solvers.newton`).
@@ -287,8 +287,8 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         ``RandomState`` or ``Generator`` is drawn from (and advanced).
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
-        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
-        means 1 (:mod:`semiscale._progress`).
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x_j, x) + b`` (paper 000 has none); solved
         by a bordered system (:mod:`semiscale.solvers.newton`).

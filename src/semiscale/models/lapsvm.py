@@ -109,8 +109,8 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         Seeds the kernel's data-dependent width and the graph's approximate search.
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
-        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
-        means 1 (:mod:`semiscale._progress`).
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
     fit_intercept : bool, default=True
         Fit the unpenalised bias b (the dual always has it: ``yᵀβ = 0`` is its condition).
     centring : bool, default=True

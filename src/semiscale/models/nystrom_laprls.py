@@ -121,11 +121,13 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         ``graph`` leaves its own ``n_jobs`` at None.
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
-        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
-        means 1 (:mod:`semiscale._progress`).
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x̃_j, x) + b`` (paper 000 has none); solved
         by a bordered system (:mod:`semiscale.solvers.newton`), one extra right-hand side.
+        Needs ``label_diffusion=0`` where there is a graph term (the diffusion fixes the
+        labeled rows, the bias moves them all); the pair is refused with that fix.
 
     Attributes
     ----------
@@ -385,11 +387,13 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         ``graph`` leaves its own ``n_jobs`` at None.
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
-        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
-        means 1 (:mod:`semiscale._progress`).
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
     fit_intercept : bool, default=False
         Add an unpenalised bias b: ``f(x) = Σ_j α_j k(x̃_j, x) + b`` (paper 000 has none); solved
         by a bordered system (:mod:`semiscale.solvers.newton`), one extra right-hand side.
+        Needs ``label_diffusion=0`` where there is a graph term (the diffusion fixes the
+        labeled rows, the bias moves them all); the pair is refused with that fix.
     balanced_targets : bool, default=False
         Targets of the labeled points (squared loss): False gives ``e_c − ȳ`` (one-hot minus the
         labeled class proportions, :func:`semiscale._validation.zero_mean_targets`), which keeps

@@ -94,8 +94,8 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
         Threads for the kernel blocks (None: one).
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
-        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
-        means 1 (:mod:`semiscale._progress`).
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
     fit_intercept : bool, default=True
         Fit the unpenalised bias b.
     centring : bool, default=True

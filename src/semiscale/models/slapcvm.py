@@ -294,8 +294,8 @@ class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
         Seeds the CVM's candidate draws, the kernel width's sample and the graph's search.
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
-        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
-        means 1 (:mod:`semiscale._progress`).
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
     unlabeled : int, float, str or None, default=-1
         The marker of unlabeled points in ``y``.
 
@@ -467,8 +467,8 @@ class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
         Seeds the CVM's candidate draws, the kernel width's sample and the graph's search.
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
-        2: also a line per iteration (of CG, of the core set, per fit of a search).  True
-        means 1 (:mod:`semiscale._progress`).
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
 
     Attributes
     ----------
