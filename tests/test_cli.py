@@ -256,3 +256,19 @@ def test_the_old_bench_command_names_its_replacement(capsys):
     assert main(["bench", "paper000", "--quick"]) == 2
     err = capsys.readouterr().err
     assert "`semiscale-bench paper000 --quick`" in err and "pip install -e ./benchmarks" in err
+
+
+@pytest.mark.parametrize("rows", ["0", "-5"])
+def test_graph_refuses_a_max_samples_that_is_not_a_positive_row_count(rows, capsys):
+    # Before: --max-samples -5 silently dropped the last 5 rows (X[:-5]).
+    assert main(["graph", "housing", "--max-samples", rows, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"--max-samples must be a positive number of rows, got {rows}" in err
+
+
+def test_demo_help_says_where_the_picture_goes():
+    from semiscale.cli import build_parser
+
+    demo = next(a for a in build_parser()._actions if a.dest == "command").choices["demo"]
+    (plot,) = [a for a in demo._actions if a.dest == "plot"]
+    assert "./demo_output/two_moons.png" in plot.help

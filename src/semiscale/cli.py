@@ -46,7 +46,13 @@ def _cmd_graph(args):
     with ticking_stage(f"loading {args.dataset}", level):
         # verbose: a download's bar and its "Downloaded" line, on stderr (also with --json)
         X, _ = load_dataset(args.dataset, split=args.split, verbose=bool(level))
-    if args.max_samples:
+    if args.max_samples is not None:
+        if args.max_samples < 1:
+            # a negative slice bound would silently drop rows from the end instead
+            raise ValueError(
+                f"--max-samples must be a positive number of rows, got {args.max_samples}; "
+                "leave it out to use every row"
+            )
         X = X[: args.max_samples]
     graph = KNNGraph(
         n_neighbors=args.n_neighbors,
@@ -217,7 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"two-moons training points (at least {DEMO_MIN_TRAIN}; default: 2000)",
     )
     p.add_argument("--seed", type=int, default=0, help="random seed of data and labels")
-    p.add_argument("--plot", default="demo_output/two_moons.png", help="PNG path ('' for none)")
+    p.add_argument(
+        "--plot",
+        default="demo_output/two_moons.png",
+        help="where the two-moons picture is written (default: ./demo_output/two_moons.png; "
+        "'' for none)",
+    )
     p.add_argument("--dataset", default="a9a", help="shipped real dataset for the second part")
     p.add_argument("--skip-real", action="store_true", help="run only the two-moons part")
     p.add_argument(
