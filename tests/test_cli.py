@@ -272,3 +272,12 @@ def test_demo_help_says_where_the_picture_goes():
     demo = next(a for a in build_parser()._actions if a.dest == "command").choices["demo"]
     (plot,) = [a for a in demo._actions if a.dest == "plot"]
     assert "./demo_output/two_moons.png" in plot.help
+
+
+def test_datasets_table_pads_no_row_to_the_longest_location(capsys):
+    # Before: every row was padded to the longest location (~230 columns).
+    assert main(["datasets", "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(line == line.rstrip() for line in lines)
+    embedded = [line for line in lines if line.endswith("embedded")]
+    assert embedded and max(map(len, embedded)) < 100

@@ -11,10 +11,15 @@ __all__ = ["main"]
 
 def _print_table(rows, columns):
     widths = [max(len(str(c)), *(len(str(r.get(c, ""))) for r in rows)) for c in columns]
-    print("  ".join(str(c).ljust(w) for c, w in zip(columns, widths)))
-    print("  ".join("-" * w for w in widths))
+
+    def line(cells):
+        # the last column is not padded: a long value in one row must not pad every other row
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+    print(line(columns))
+    print("  ".join(["-" * w for w in widths[:-1]] + ["-" * len(str(columns[-1]))]))
     for row in rows:
-        print("  ".join(str(row.get(c, "")).ljust(w) for c, w in zip(columns, widths)))
+        print(line(row.get(c, "") for c in columns))
 
 
 def _cmd_datasets(args):
