@@ -97,7 +97,7 @@ def test_results_readmes_render_into_their_own_folder():
 
 
 def _imported_modules(path, module, modules):
-    """The ``semiscale`` modules that ``module`` (file ``path``) imports, anywhere in the file.
+    """The package's modules that ``module`` (file ``path``) imports, anywhere in the file.
 
     Every import counts, at module level or inside a function, a ``TYPE_CHECKING`` block or at
     the bottom of a file: a cycle that only a late or local import keeps from failing is still
@@ -126,7 +126,7 @@ def _imported_modules(path, module, modules):
 
 
 def import_cycles(src=SRC):
-    """Sets of ``semiscale`` modules that import each other, directly or through others.
+    """Sets of the package ``src``'s modules that import each other, directly or not.
 
     The strongly connected components of more than one module of the import graph (Tarjan's
     algorithm, iterative), each sorted; an empty list when imports only point one way.
@@ -169,8 +169,25 @@ def import_cycles(src=SRC):
     return cycles
 
 
-def test_no_import_cycle_in_the_library():
-    assert import_cycles() == [], "modules that import each other (make one import point down)"
+@pytest.mark.parametrize(
+    "package", [SRC, ROOT / "benchmarks" / "semiscale_bench"], ids=["semiscale", "semiscale_bench"]
+)
+def test_no_import_cycle(package):
+    # the library, and the reproductions' package beside it (one finder for both)
+    assert len(list(package.rglob("*.py"))) > 10, f"{package} is not where its modules are"
+    assert import_cycles(package) == [], "modules that import each other (make one point down)"
+
+
+def test_the_cycle_finder_sees_a_cycle_through_a_package_and_its_submodule(tmp_path):
+    # the shape of semiscale_bench's few_labels cycle: a package's __init__ imports a submodule
+    # that imports the package back, inside a function
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from pkg.sub.a import f\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "a.py").write_text("def f():\n    from pkg import g\n")
+    (pkg / "b.py").write_text("from . import sub\nfrom .sub import a\n")
+    assert import_cycles(pkg) == [["pkg", "pkg.sub.a"]]
 
 
 def test_the_cycle_finder_sees_a_cycle_through_a_late_local_import(tmp_path):
