@@ -1,4 +1,5 @@
-"""Data-dependent kernel widths: the ``gamma="local"``, ``"median"`` and ``"mean"`` heuristics.
+"""Data-dependent kernel widths: the ``gamma="local"``, ``"median"``, ``"mean"`` and ``"scale"``
+heuristics.
 
 Split out of :mod:`semiscale.kernels` (one concept per module): a kernel whose ``gamma`` names a
 heuristic measures the data's scale here when :meth:`semiscale.kernels.Kernel.resolve` fixes it,
@@ -23,6 +24,8 @@ MEDIAN_SAMPLE_SIZE = 1000
 #: nearest other sampled point (the default graph's ``n_neighbors``).
 LOCAL_NEIGHBOR = 8
 _HEURISTICS = ("local", "median", "mean")
+#: ``gamma="scale"``: scikit-learn's ``SVC`` convention, defined for the RBF kernel only.
+SCALE = "scale"
 
 
 def _sample(X, random_state):
@@ -89,6 +92,29 @@ def _mean_deviation(X, metric: str) -> float:
     step = max(1, (1 << 22) // max(d, 1))
     total = sum(power(X[i : i + step] - mu).sum() for i in range(0, n, step))
     return float(total / n)
+
+
+def _feature_variance(X) -> float:
+    """Variance of all the entries of X together, ``X.var()`` (zeros of a sparse X included).
+
+    scikit-learn's ``SVC(gamma="scale")`` uses ``1 / (n_features · X.var())``; computed here in
+    float64 for float32 data too, so the width does not depend on the input precision.
+    """
+    if sp.issparse(X):
+        data = X.data.astype(np.float64)
+        size = X.shape[0] * X.shape[1]
+        mean = data.sum() / size
+        # E[x²] − E[x]²: the zeros contribute to the mean and to the count, not to the squares.
+        return float(max((data @ data) / size - mean * mean, 0.0))
+    n, d = X.shape
+    mean = X.sum(dtype=np.float64) / (n * d)
+    # By row blocks of ~4M entries, as _mean_deviation: np.var would copy all of X in float64.
+    step = max(1, (1 << 22) // max(d, 1))
+    total = sum(
+        np.square(np.subtract(X[i : i + step], mean, dtype=np.float64)).sum()
+        for i in range(0, n, step)
+    )
+    return float(total / (n * d))
 
 
 def _zero_width(which: str, metric: str):

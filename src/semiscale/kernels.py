@@ -1,9 +1,11 @@
 """Kernel functions k(a, b), evaluated densely or in memory-bounded row blocks.
 
 Kernels are scikit-learn estimators holding only hyper-parameters, so ``kernel__gamma`` works in
-searches.  Data-dependent bandwidths (``gamma="local"`` / ``"median"`` / ``"mean"``) are fixed
-by :meth:`Kernel.resolve`, which estimators call once in ``fit``; the widths they start from are
-measured in :mod:`semiscale._bandwidth`.
+searches.  Data-dependent bandwidths (``gamma="local"`` / ``"median"`` / ``"mean"``, and
+``"scale"`` for :class:`RBF`) are fixed by :meth:`Kernel.resolve`, which estimators call once in
+``fit``; the widths they start from are measured in :mod:`semiscale._bandwidth`.
+:func:`resolve_kernel` turns a kernel's name (``"rbf"``, as scikit-learn's ``SVC(kernel="rbf")``)
+into a kernel object.
 
 Squared Euclidean distances use ``‖a‖² + ‖b‖² − 2 a·b`` with one BLAS (or sparse) product, clipped
 at 0, with exact zeros on the diagonal when ``B`` is ``A``.  In float32 this loses absolute accuracy
@@ -17,6 +19,7 @@ import math
 import warnings
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
+from types import MappingProxyType
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,6 +29,8 @@ from semiscale._bandwidth import (
     _HEURISTICS,
     LOCAL_NEIGHBOR,
     MEDIAN_SAMPLE_SIZE,
+    SCALE,
+    _feature_variance,
     _local_distance,
     _mean_deviation,
     _median_distance,
@@ -45,6 +50,7 @@ from semiscale._pairs import (
 )
 
 __all__ = [
+    "KERNEL_NAMES",
     "LOCAL_NEIGHBOR",
     "MEDIAN_SAMPLE_SIZE",
     "Kernel",
@@ -54,6 +60,7 @@ __all__ = [
     "RBF",
     "gamma_from_paper",
     "gamma_from_sigma",
+    "resolve_kernel",
     "result_dtype",
     "sigma_from_gamma",
     "squared_distances",
@@ -321,25 +328,42 @@ class Kernel(BaseEstimator, metaclass=ABCMeta):
 
 
 class _GammaKernel(Kernel):
-    """Stationary kernel ``exp(-γ·dist(a, b))`` whose gamma may be "median" or "mean"."""
+    """Stationary kernel ``exp(-γ·dist(a, b))`` whose gamma may name a data-dependent width."""
 
     is_stationary = True
     _metric = "l2"
+    #: The names ``gamma`` accepts, each fixed from the data by :meth:`resolve`.
+    _heuristics = _HEURISTICS
 
     def _check_params(self) -> None:
         g = self.gamma
         if isinstance(g, str):
-            if g in _HEURISTICS:
+            if g in self._heuristics:
                 raise ValueError(
                     f"{type(self).__name__}(gamma={g!r}) is data-dependent: call "
                     "kernel.resolve(X) first to fix gamma from the data (estimators do this in fit)"
                 )
+            names = ", ".join(repr(h) for h in self._heuristics)
+            hint = (
+                "; gamma='scale' (scikit-learn's SVC convention) is RBF's only"
+                if g == SCALE
+                else ""
+            )
             raise ValueError(
-                f"gamma must be a positive float, 'local', 'median' or 'mean'; got {g!r}"
+                f"{type(self).__name__}: gamma must be a positive float or one of {names}; "
+                f"got {g!r}{hint}"
             )
         _positive(g, "gamma")
 
     def _gamma_from(self, X, random_state) -> float:
+        if self.gamma == SCALE:
+            variance = _feature_variance(X)
+            if not variance > 0:
+                raise ValueError(
+                    "gamma='scale': the variance of the data is 0 (constant features), so "
+                    "1 / (n_features * X.var()) is not finite; pass a numeric gamma"
+                )
+            return 1.0 / (X.shape[1] * variance)
         if self.gamma == "local":
             width = _local_distance(X, self._metric, random_state)
         elif self.gamma == "median":
@@ -351,7 +375,7 @@ class _GammaKernel(Kernel):
         return self._gamma_from_width(width)
 
     def _resolved_params(self, X, random_state) -> dict:
-        if isinstance(self.gamma, str) and self.gamma in _HEURISTICS:
+        if isinstance(self.gamma, str) and self.gamma in self._heuristics:
             return {"gamma": self._gamma_from(_check_input(X, "X"), random_state)}
         return {}
 
@@ -367,7 +391,7 @@ class RBF(_GammaKernel):
 
     Parameters
     ----------
-    gamma : float, "local", "median" or "mean", default=1.0
+    gamma : float, "local", "median", "mean" or "scale", default=1.0
         Positive width; γ = 1/(2σ²) (see :func:`gamma_from_sigma`).  ``"local"``: σ = the
         median, over at most ``MEDIAN_SAMPLE_SIZE`` (1,000) sampled points, of the distance from
         each distinct sampled point to its ``LOCAL_NEIGHBOR``-th (8th) nearest other one — the
@@ -377,8 +401,15 @@ class RBF(_GammaKernel):
         ``MEDIAN_SAMPLE_SIZE`` points (drawn as ``random_state.choice(n, 1000, replace=False)``
         when n is larger), γ = 1/(2σ²).  ``"mean"``: paper 001's
         :math:`β = \frac1n\sum_i ‖x_i − \bar x‖^2` (the mean squared distance of the points to
-        their mean), γ = 1/β, i.e. k = exp(−‖a−b‖²/β).  All three need :meth:`resolve`.
+        their mean), γ = 1/β, i.e. k = exp(−‖a−b‖²/β).  ``"scale"``: what it means in
+        scikit-learn's ``SVC``, :math:`γ = 1 / (d\,\mathrm{Var}(X))` with d the number of
+        features and Var(X) the variance of all the entries of X together (``X.var()``; a
+        sparse X's zeros count), so that standardized data get γ = 1/d.  Constant data
+        (Var(X) = 0) raise a ``ValueError`` where ``SVC`` would fall back to γ = 1.  All four
+        need :meth:`resolve`.
     """
+
+    _heuristics = (*_HEURISTICS, SCALE)
 
     def __init__(self, gamma=1.0):
         self.gamma = gamma
@@ -550,6 +581,78 @@ class Polynomial(Kernel):
 
     def _paired(self, A, B):
         return (self.gamma * _row_dots(A, B) + self.coef0) ** int(self.degree)
+
+
+#: The names :func:`resolve_kernel` accepts (scikit-learn's spellings, as in ``SVC(kernel=...)``
+#: and ``pairwise_kernels(metric=...)``) and the class each names.
+KERNEL_NAMES = MappingProxyType(
+    {
+        "rbf": RBF,
+        "laplacian": LaplacianKernel,
+        "linear": Linear,
+        "poly": Polynomial,
+        "polynomial": Polynomial,
+    }
+)
+
+
+def resolve_kernel(kernel, *, gamma=None, param: str = "kernel") -> Kernel:
+    """Turn a kernel's name or a kernel object into a kernel object.
+
+    Lets an estimator's ``kernel`` parameter take ``"rbf"`` as scikit-learn's ``SVC`` does,
+    beside a :class:`Kernel` instance.
+
+    Parameters
+    ----------
+    kernel : Kernel or str
+        A :class:`Kernel` instance, returned as it is (not copied), or one of the names of
+        ``KERNEL_NAMES``: ``"rbf"`` (:class:`RBF`), ``"laplacian"``
+        (:class:`LaplacianKernel`), ``"linear"`` (:class:`Linear`), ``"poly"`` or
+        ``"polynomial"`` (:class:`Polynomial`), each built with its default parameters.
+    gamma : float, str or None, default=None
+        The ``gamma`` of a kernel built from a name that has one (RBF, Laplacian, polynomial;
+        ignored for ``"linear"`` and for a kernel instance), e.g. the estimator's default width
+        ``"local"``; None keeps the class's default.
+    param : str, default="kernel"
+        The parameter's name, for the error messages.
+
+    Returns
+    -------
+    Kernel
+
+    Raises
+    ------
+    ValueError
+        For a string that names no kernel (the message lists the names).
+    TypeError
+        For anything else than a string or a :class:`Kernel`.
+
+    Examples
+    --------
+    >>> from semiscale.kernels import RBF, resolve_kernel
+    >>> resolve_kernel("rbf", gamma="local")
+    RBF(gamma='local')
+    >>> k = RBF(gamma=0.5)
+    >>> resolve_kernel(k) is k
+    True
+    """
+    if isinstance(kernel, Kernel):
+        return kernel
+    if isinstance(kernel, str):
+        if kernel not in KERNEL_NAMES:
+            names = ", ".join(repr(name) for name in KERNEL_NAMES)
+            raise ValueError(
+                f"{param}={kernel!r} names no semiscale kernel: use one of {names}, or pass a "
+                "kernel object from semiscale.kernels (e.g. RBF(gamma=0.5))"
+            )
+        cls = KERNEL_NAMES[kernel]
+        if gamma is None or cls is Linear:
+            return cls()
+        return cls(gamma=gamma)
+    raise TypeError(
+        f"{param} must be a semiscale.kernels.Kernel instance or one of the names "
+        f"{sorted(KERNEL_NAMES)}; got {type(kernel).__name__} {kernel!r}"
+    )
 
 
 #: Deprecated names (kept for one release): old name -> (new name, the object).

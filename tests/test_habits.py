@@ -1,0 +1,107 @@
+"""scikit-learn habits accepted: kernels named by a string, ``RBF(gamma="scale")``, and labels
+whose missing values mark the unlabeled points (nullable pandas integers, strings with None)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.svm import SVC
+
+from semiscale.kernels import (
+    KERNEL_NAMES,
+    RBF,
+    LaplacianKernel,
+    Linear,
+    Polynomial,
+    resolve_kernel,
+)
+
+
+# --------------------------------------------------------------------------- resolve_kernel
+@pytest.mark.parametrize(
+    ("name", "cls"),
+    [
+        ("rbf", RBF),
+        ("laplacian", LaplacianKernel),
+        ("linear", Linear),
+        ("poly", Polynomial),
+        ("polynomial", Polynomial),
+    ],
+)
+def test_resolve_kernel_names(name, cls):
+    kernel = resolve_kernel(name)
+    assert type(kernel) is cls
+    assert kernel.get_params() == cls().get_params()
+    assert KERNEL_NAMES[name] is cls
+
+
+def test_resolve_kernel_gamma_goes_to_kernels_that_have_one():
+    assert resolve_kernel("rbf", gamma="local").gamma == "local"
+    assert resolve_kernel("laplacian", gamma=0.25).gamma == 0.25
+    assert resolve_kernel("poly", gamma=2.0).gamma == 2.0
+    assert isinstance(resolve_kernel("linear", gamma="local"), Linear)
+
+
+def test_resolve_kernel_returns_an_instance_as_is():
+    kernel = RBF(gamma=0.5)
+    assert resolve_kernel(kernel) is kernel
+    assert resolve_kernel(kernel, gamma="local").gamma == 0.5
+
+
+def test_resolve_kernel_unknown_name_names_parameter_choices_and_fix():
+    with pytest.raises(ValueError, match=r"kernel='sigmoid' names no semiscale kernel") as err:
+        resolve_kernel("sigmoid")
+    for name in KERNEL_NAMES:
+        assert repr(name) in str(err.value)
+    assert "RBF(gamma=0.5)" in str(err.value)
+    with pytest.raises(ValueError, match=r"base_kernel='RBF'"):
+        resolve_kernel("RBF", param="base_kernel")
+
+
+@pytest.mark.parametrize("bad", [None, 3, RBF])
+def test_resolve_kernel_refuses_other_types(bad):
+    with pytest.raises(TypeError, match="kernel must be a semiscale.kernels.Kernel instance"):
+        resolve_kernel(bad)
+
+
+# --------------------------------------------------------------------------- gamma="scale"
+def _svc_gamma(X):
+    """The gamma scikit-learn's SVC(gamma="scale") fits on X (its private attribute)."""
+    y = np.arange(X.shape[0]) % 2
+    return SVC(gamma="scale").fit(X, y)._gamma
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rbf_gamma_scale_is_svc_formula(dtype):
+    rng = np.random.default_rng(0)
+    X = (rng.standard_normal((60, 4)) * [1.0, 3.0, 0.1, 7.0] + 5.0).astype(dtype)
+    expected = 1.0 / (X.shape[1] * X.astype(np.float64).var())
+    gamma = RBF(gamma="scale").resolve(X).gamma
+    assert gamma == pytest.approx(expected, rel=1e-12)
+    assert gamma == pytest.approx(_svc_gamma(X), rel=1e-5 if dtype is np.float32 else 1e-12)
+
+
+def test_rbf_gamma_scale_sparse_counts_the_zeros():
+    rng = np.random.default_rng(1)
+    dense = rng.standard_normal((50, 6)) * (rng.random((50, 6)) < 0.3)
+    gamma = RBF(gamma="scale").resolve(sp.csr_matrix(dense)).gamma
+    assert gamma == pytest.approx(1.0 / (6 * dense.var()), rel=1e-12)
+    assert gamma == pytest.approx(_svc_gamma(sp.csr_matrix(dense)), rel=1e-12)
+
+
+def test_rbf_gamma_scale_by_blocks_matches_numpy():
+    # Many rows force several row blocks of the variance pass.
+    X = np.random.default_rng(2).standard_normal((3000, 1500))
+    assert RBF(gamma="scale").resolve(X).gamma == pytest.approx(1.0 / (1500 * X.var()), rel=1e-10)
+
+
+def test_rbf_gamma_scale_unresolved_and_constant_data():
+    with pytest.raises(ValueError, match=r"RBF\(gamma='scale'\) is data-dependent"):
+        RBF(gamma="scale")(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="variance of the data is 0.*pass a numeric gamma"):
+        RBF(gamma="scale").resolve(np.ones((5, 3)))
+
+
+def test_laplacian_kernel_refuses_scale_naming_rbf():
+    X = np.random.default_rng(0).standard_normal((10, 2))
+    with pytest.raises(ValueError, match=r"'local', 'median', 'mean'; got 'scale'.*RBF's only"):
+        LaplacianKernel(gamma="scale").resolve(X)
