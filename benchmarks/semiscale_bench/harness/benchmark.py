@@ -52,6 +52,7 @@ _STUDIES = {
     "million_moons": "Laplace and Poisson learning at their defaults on million-point two moons",
     "nystrom_span": "why Nyström LapRLS trails LabelSpreading inductively on mnist",
     "out_of_sample": "do the inductive classifiers predict new points as well as unlabeled ones?",
+    "preprocessing": "every classifier at its defaults, unscaled and standardized, few labels",
     "slapcvm_defaults": "SLapCVM at its defaults, and its solve time against the data's size",
     "slapcvm_exact_qp": "is SLapCVM's shortfall on two moons the CVM's or the formulation's?",
     "slapcvm_tube": "how SLapCVM's tube width trades sparsity for how far two labels travel",
