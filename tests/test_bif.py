@@ -93,7 +93,7 @@ def test_bif_tracks_retraining_and_improves_with_more_folds():
 def test_nystrom_hessian_with_every_column_equals_exact():
     X, y, L = _regression(n=120)
     est = LapSVC(
-        solver="primal",
+        formulation="primal",
         loss="huber_hinge",
         kernel=RBF(gamma=3.0),
         intrinsic_reg=0.1,
@@ -136,7 +136,7 @@ def test_huber_lapsvm_bif_runs_and_is_close_to_retraining():
     X, y = make_two_moons(200, noise=0.15, random_state=0)
     y_ssl = np.where(np.random.RandomState(2).rand(200) < 0.25, y, -1)
     L = KNNGraph(n_neighbors=8).fit(X).laplacian_
-    est = LapSVC(solver="primal", loss="huber_hinge", kernel=RBF(gamma=2.0), intrinsic_reg=1.0)
+    est = LapSVC(formulation="primal", loss="huber_hinge", kernel=RBF(gamma=2.0), intrinsic_reg=1.0)
     cv = SSLKFold(10, random_state=0)
     exact = _retrained(est, X, y_ssl, cv, L, -1, "decision_function")
     approx = bif_cross_val_predict(
@@ -156,7 +156,11 @@ def test_newton_iterations_reach_retraining_for_the_smoothed_hinges(loss, rtol, 
     L = KNNGraph(n_neighbors=8).fit(X).laplacian_
     # the kernel expansion predicts the inductive folds' new points: approximate CV models it
     est = LapSVC(
-        solver="primal", loss=loss, kernel=RBF(gamma=2.0), intrinsic_reg=1.0, out_of_sample="kernel"
+        formulation="primal",
+        loss=loss,
+        kernel=RBF(gamma=2.0),
+        intrinsic_reg=1.0,
+        out_of_sample="kernel",
     )
     cv = SSLKFold(5, transductive=transductive, random_state=0)
     exact = _retrained(est, X, y_ssl, cv, L, -1, "decision_function")
@@ -210,7 +214,7 @@ def test_bif_scoring_names_and_refusals():
 
 
 @pytest.mark.parametrize(
-    "estimator", [LapSVC(solver="dual"), PoissonClassifier(), SVC()], ids=lambda e: repr(e)
+    "estimator", [LapSVC(formulation="dual"), PoissonClassifier(), SVC()], ids=lambda e: repr(e)
 )
 def test_unsupported_estimators_are_refused(estimator):
     X, y = make_two_moons(60, random_state=0)
@@ -218,8 +222,8 @@ def test_unsupported_estimators_are_refused(estimator):
     assert not supports_bif(estimator)
     with pytest.raises(TypeError, match="smooth") as refusal:
         bif_cross_val_predict(estimator, X, y_ssl, cv=3)
-    # a way out is named only where there is one: LapSVC's primal solver
-    assert str(refusal.value).endswith("use solver='primal'") == isinstance(estimator, LapSVC)
+    # a way out is named only where there is one: LapSVC's primal formulation
+    assert str(refusal.value).endswith("use formulation='primal'") == isinstance(estimator, LapSVC)
 
 
 def test_fold_that_loses_a_class_is_refused():
@@ -299,8 +303,8 @@ def test_bif_search_refuses_before_any_fit(kwargs, match, monkeypatch):
 def test_bif_search_refuses_the_dual_lapsvm_before_any_fit():
     X, y = make_two_moons(60, random_state=0)
     y_ssl = np.where(np.arange(60) % 4 == 0, y, -1)
-    with pytest.raises(TypeError, match="solver='primal'"):
-        BIFSearchCV(LapSVC(solver="dual"), {"intrinsic_reg": [0.1]}, cv=3).fit(X, y_ssl)
+    with pytest.raises(TypeError, match="formulation='primal'"):
+        BIFSearchCV(LapSVC(formulation="dual"), {"intrinsic_reg": [0.1]}, cv=3).fit(X, y_ssl)
 
 
 def test_bif_search_is_a_scikit_learn_meta_estimator():
@@ -428,7 +432,7 @@ def test_refusals_come_before_any_fit(monkeypatch):
     assert not fits
     assert not supports_bif(SparseLapCVMClassifier())
     with pytest.raises(TypeError, match="param_grid point 1"):
-        BIFSearchCV(LapSVC(), {"solver": ["primal", "dual"]}, cv=3).fit(X, y_ssl)
+        BIFSearchCV(LapSVC(), {"formulation": ["primal", "dual"]}, cv=3).fit(X, y_ssl)
 
 
 def test_bif_search_classifier_with_newton_steps_equals_the_exact_search():

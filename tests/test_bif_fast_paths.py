@@ -62,7 +62,7 @@ ESTIMATORS = {
         out_of_sample="kernel",
     ),
     "huber LapSVC": lambda: LapSVC(
-        solver="primal",
+        formulation="primal",
         loss="huber_hinge",
         kernel=RBF(gamma=2.0),
         graph=_graph(),
@@ -228,7 +228,7 @@ def _estimator_and_targets(loss):
     if loss == "squared":
         return X, LapRLSRegressor(kernel=RBF(gamma=1.0), graph=_graph()), y_reg
     lapsvc = LapSVC(
-        solver="primal",
+        formulation="primal",
         loss="huber_hinge",
         kernel=RBF(gamma=1.0),
         graph=_graph(),

@@ -53,10 +53,10 @@ def _parameters(cls):
     return set(inspect.signature(cls.__init__).parameters) - {"self"}
 
 
-def _solver_values(cls):
-    """The string values the ``solver`` constraint admits (None if it has no such option)."""
+def _formulation_values(cls):
+    """The string values the ``formulation`` constraint admits (None if it has no such option)."""
     values = set()
-    for constraint in cls._parameter_constraints.get("solver", []):
+    for constraint in cls._parameter_constraints.get("formulation", []):
         values |= set(getattr(constraint, "options", ()))
     return values or None
 
@@ -88,12 +88,12 @@ def contract_problems(cls) -> list[str]:
         problems.append(f"expansion={contract.expansion!r} but n_centers in params is not so")
     if (contract.expansion is None) != (contract.fit_path == "label-propagation"):
         problems.append("only label propagation has no kernel expansion (expansion=None)")
-    if contract.approximate_cv_solvers is not None:
-        values = _solver_values(cls)
-        if values is None or not set(contract.approximate_cv_solvers) <= values:
+    if contract.approximate_cv_formulations is not None:
+        values = _formulation_values(cls)
+        if values is None or not set(contract.approximate_cv_formulations) <= values:
             problems.append(
-                f"approximate_cv_solvers={contract.approximate_cv_solvers} are not all values "
-                f"of its solver parameter ({values})"
+                f"approximate_cv_formulations={contract.approximate_cv_formulations} are not all "
+                f"values of its formulation parameter ({values})"
             )
     return problems
 
@@ -233,9 +233,10 @@ def test_approximate_cv_runs_exactly_where_declared(cls):
         warnings.simplefilter("ignore")
         scores = bif_cross_val_score(est, X, y, cv=cv, random_state=0)
     assert scores.shape == (2,) and np.all(np.isfinite(scores))
-    if contract.approximate_cv_solvers is not None:
-        for solver in sorted(_solver_values(cls) - set(contract.approximate_cv_solvers)):
-            assert not supports_bif(clone(est).set_params(solver=solver))
+    if contract.approximate_cv_formulations is not None:
+        formulations = _formulation_values(cls) - set(contract.approximate_cv_formulations)
+        for formulation in sorted(formulations):
+            assert not supports_bif(clone(est).set_params(formulation=formulation))
 
 
 def _decisions_differ(cls, X, y, **two_settings):

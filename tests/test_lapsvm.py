@@ -38,7 +38,7 @@ def _hinge_objective(model, X, y_ssl, L):
 def test_dual_satisfies_the_kkt_conditions_and_beats_the_smooth_primals():
     X, _, y_ssl = _moons()
     L = KNNGraph(n_neighbors=6, method="exact").fit(X).laplacian_
-    dual = LapSVC(solver="dual", tol=1e-8, **COMMON).fit(X, y_ssl, laplacian=L)
+    dual = LapSVC(formulation="dual", tol=1e-8, **COMMON).fit(X, y_ssl, laplacian=L)
     lab = np.flatnonzero(y_ssl != -1)
     s = np.where(y_ssl[lab] == 1, 1.0, -1.0)
     margin = s * dual.decision_function(X)[lab]
@@ -56,7 +56,7 @@ def test_dual_satisfies_the_kkt_conditions_and_beats_the_smooth_primals():
 def test_huber_primal_tends_to_the_dual_as_the_width_shrinks():
     X, _, y_ssl = _moons(seed=1)
     L = KNNGraph(n_neighbors=6, method="exact").fit(X).laplacian_
-    f_dual = LapSVC(solver="dual", tol=1e-8, **COMMON).fit(X, y_ssl, laplacian=L)
+    f_dual = LapSVC(formulation="dual", tol=1e-8, **COMMON).fit(X, y_ssl, laplacian=L)
     f_dual = f_dual.decision_function(X)
     errors = []
     for h in (1e-1, 1e-2, 1e-3):
@@ -70,7 +70,7 @@ def test_dual_without_graph_is_scikit_learns_svc():
     """intrinsic_reg = 0: SVC(C=1) on the kernel K / (2 l ambient_reg) of the labeled points."""
     X, _, y_ssl = _moons(seed=2, per_class=8)
     model = LapSVC(
-        solver="dual", tol=1e-8, kernel=RBF(gamma=4.0), ambient_reg=1e-2, intrinsic_reg=0.0
+        formulation="dual", tol=1e-8, kernel=RBF(gamma=4.0), ambient_reg=1e-2, intrinsic_reg=0.0
     ).fit(X, y_ssl)
     lab = y_ssl != -1
     scale = 2 * lab.sum() * 1e-2
@@ -82,14 +82,14 @@ def test_dual_without_graph_is_scikit_learns_svc():
     np.testing.assert_allclose(model.decision_function(X_new), expected, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("solver", ["primal", "dual"])
-def test_two_moons_one_label_per_class(solver):
+@pytest.mark.parametrize("formulation", ["primal", "dual"])
+def test_two_moons_one_label_per_class(formulation):
     X, y, y_ssl = _moons(n=400, seed=3, per_class=1)
     X_test, y_test = make_two_moons(500, noise=0.08, random_state=4)
-    model = LapSVC(solver=solver, random_state=0).fit(X, y_ssl)
+    model = LapSVC(formulation=formulation, random_state=0).fit(X, y_ssl)
     assert (model.transduction_ == y).mean() > 0.99
     assert model.score(X_test, y_test) > 0.99
-    svm = LapSVC(solver=solver, intrinsic_reg=0.0, random_state=0).fit(X, y_ssl)
+    svm = LapSVC(formulation=formulation, intrinsic_reg=0.0, random_state=0).fit(X, y_ssl)
     assert (svm.transduction_ == y).mean() < 0.95  # the graph is what separates the moons
 
 
@@ -100,8 +100,9 @@ def test_multiclass_one_vs_rest_and_string_labels():
     labels = np.array(["a", "b", "c"])[y].astype(object)
     y_ssl = labels.copy()
     y_ssl[np.setdiff1d(np.arange(120), [0, 1, 40, 41, 80, 81])] = "?"
-    for solver in ("primal", "dual"):
-        model = LapSVC(solver=solver, unlabeled="?", kernel=RBF(gamma=0.5)).fit(X, y_ssl)
+    for formulation in ("primal", "dual"):
+        model = LapSVC(formulation=formulation, unlabeled="?", kernel=RBF(gamma=0.5))
+        model = model.fit(X, y_ssl)
         assert model.decision_function(X).shape == (120, 3)
         assert model.dual_coef_.shape == (120, 3) and model.intercept_.shape == (3,)
         assert (model.predict(X) == labels).mean() > 0.95
@@ -111,12 +112,13 @@ def test_multiclass_one_vs_rest_and_string_labels():
 @pytest.mark.parametrize(
     "params,match",
     [
-        (dict(solver="dual", loss="squared_hinge"), "hinge loss only"),
-        (dict(solver="primal", loss="hinge"), "smooth loss"),
-        (dict(solver="dual", fit_intercept=False), "fit_intercept"),
-        (dict(solver="dual", ambient_reg=0.0), "ambient_reg"),
+        (dict(formulation="dual", loss="squared_hinge"), "hinge loss only"),
+        (dict(formulation="primal", loss="hinge"), "smooth loss"),
+        (dict(formulation="dual", fit_intercept=False), "fit_intercept"),
+        (dict(formulation="dual", ambient_reg=0.0), "ambient_reg"),
         (dict(huber_width=0.0), "huber_width"),
         (dict(solver="qp"), "solver"),
+        (dict(formulation="qp"), "formulation"),
     ],
 )
 def test_bad_parameters_are_refused_with_their_name(params, match):
@@ -129,9 +131,9 @@ def test_one_labeled_class_and_memory_budget_are_refused():
     X, _, y_ssl = _moons()
     one_class = np.where(y_ssl == 1, -1, y_ssl)
     with pytest.raises(ValueError, match="class"):
-        LapSVC(solver="dual").fit(X, one_class)
+        LapSVC(formulation="dual").fit(X, one_class)
     with pytest.raises(MemoryBudgetError, match="memory_budget"):
-        LapSVC(solver="dual", memory_budget=10_000).fit(X, y_ssl)
+        LapSVC(formulation="dual", memory_budget=10_000).fit(X, y_ssl)
 
 
 def _small_graph():
@@ -141,7 +143,8 @@ def _small_graph():
 # scikit-learn's checks of every estimator at its defaults run in tests/test_common.py (from
 # the registry); here only the other solvers' configurations.
 @parametrize_with_checks(
-    [LapSVC(graph=_small_graph(), solver="dual")], expected_failed_checks=expected_failed_checks
+    [LapSVC(graph=_small_graph(), formulation="dual")],
+    expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_compatible_dual(estimator, check):
     check(estimator)
@@ -176,7 +179,7 @@ def test_reduced_lapsvm_on_two_moons_with_paper_001s_settings():
         assert model.X_fit_.shape == (200, 2) and model.center_index_.shape == (200,)
         assert (model.transduction_ == y).mean() > 0.99
         assert model.score(X_test, y_test) > 0.99
-        one = LapSVC(solver="dual", kernel=RBF(gamma=4.0), intrinsic_reg=1.0, centring=False)
+        one = LapSVC(formulation="dual", kernel=RBF(gamma=4.0), intrinsic_reg=1.0, centring=False)
         weak.append((one.fit(X, y_ssl, laplacian=L).transduction_ == y).mean())
     assert min(weak) < 0.9
 
@@ -199,7 +202,9 @@ def test_primal_newton_steps_share_one_kernel_matrix_when_it_fits(monkeypatch):
     )
     X, y = make_two_moons(120, noise=0.15, random_state=0)
     y_ssl = np.where(np.arange(120) % 6 == 0, y, -1)
-    common = dict(solver="primal", loss="huber_hinge", kernel=RBF(gamma=2.0), intrinsic_reg=1.0)
+    common = dict(
+        formulation="primal", loss="huber_hinge", kernel=RBF(gamma=2.0), intrinsic_reg=1.0
+    )
     cached = LapSVC(**common).fit(X, y_ssl)
     assert cached.solver_info_["newton_iterations"][0] >= 2
     assert len(calls) == 1

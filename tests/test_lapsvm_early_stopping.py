@@ -84,8 +84,8 @@ def test_early_stopping_with_the_dual_or_approximate_cv_is_refused():
     from semiscale.model_selection import bif_cross_val_score
 
     X, _, y_ssl, L = _problem(n=120, n_labeled=40)
-    with pytest.raises(ValueError, match="early_stopping=True.*solver='primal'"):
-        LapSVC(solver="dual", early_stopping=True).fit(X, y_ssl)
+    with pytest.raises(ValueError, match="early_stopping=True.*formulation='primal'"):
+        LapSVC(formulation="dual", early_stopping=True).fit(X, y_ssl)
     with pytest.raises(ValueError, match="early_stopping=False"):
         bif_cross_val_score(LapSVC(loss="huber_hinge", early_stopping=True), X, y_ssl, cv=3)
 

@@ -86,7 +86,7 @@ for _name, (_setting, _description) in _SLAPCVM_DESCRIPTIONS.items():
 _TUNED = {
     LAPSVM: (
         "LapSVC",
-        {"solver": "primal"},
+        {"formulation": "primal"},
         False,
         '`LapSVC(solver="primal")`: the exact LapSVM (squared hinge, Newton), every '
         "training point in its expansion",

@@ -45,7 +45,7 @@ def _estimator(protocol, kind: str, seed: int):
     }
     if kind == "classification":
         return LapSVC(
-            solver="primal",
+            formulation="primal",
             loss="huber_hinge",
             huber_width=protocol.huber_width,
             out_of_sample="kernel",  # paper 004's predictor: the kernel expansion

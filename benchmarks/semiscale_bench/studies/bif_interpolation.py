@@ -13,7 +13,7 @@ scaler=standard_scaler)``: 1,124 training points, 112 labeled), classes coded 0/
 graph (``KNNGraph(n_neighbors=8)``) on the training points whose induced subgraphs serve every
 inductive fold (``SSLKFold(10, transductive=False, random_state=0)``) of the exact CV and of the
 approximations; ``RBF(gamma=0.01)``.  Models: ``LapRLSClassifier(ambient_reg=1e-4,
-intrinsic_reg=10)`` and ``LapSVC(solver="primal", loss="huber_hinge", ambient_reg=1e-4,
+intrinsic_reg=10)`` and ``LapSVC(formulation="primal", loss="huber_hinge", ambient_reg=1e-4,
 intrinsic_reg=0.1)``.  Recorded: mean held-out accuracy and seconds.
 
 Run (writes ``results.json`` and ``README.md`` to ``--out``; recorded fits are kept)::
@@ -65,7 +65,7 @@ def _models():
             kernel=RBF(gamma=0.01), ambient_reg=1e-4, intrinsic_reg=10.0
         ),
         "LapSVM (Huber), ambient 1e-4, intrinsic 0.1": LapSVC(
-            solver="primal",
+            formulation="primal",
             loss="huber_hinge",
             kernel=RBF(gamma=0.01),
             ambient_reg=1e-4,

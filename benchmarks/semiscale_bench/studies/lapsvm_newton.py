@@ -1,6 +1,6 @@
 """The Huber-hinge primal LapSVM's Newton solve, before and after its two speed-ups (issue 13/14).
 
-Paper 004's classification searches fit ``LapSVC(solver="primal", loss="huber_hinge")`` (h =
+Paper 004's classification searches fit ``LapSVC(formulation="primal", loss="huber_hinge")`` (h =
 0.01) at every grid point and fold.  Two changes to the exact primal's Newton solve are timed
 here against the solve they replaced, in the same process (same data, graph and kernel):
 
@@ -93,7 +93,7 @@ def run(records, save):
                     if X is None:
                         X, y, L = _problem(dataset)
                     model = LapSVC(
-                        solver="primal",
+                        formulation="primal",
                         loss="huber_hinge",
                         kernel=RBF(gamma=1 / (2 * sigma)),
                         ambient_reg=1e-4,

@@ -4,8 +4,8 @@ Times the primal Laplacian SVMs at their defaults as the training set grows to a
 (48,842 points, its training and test files pooled), beside scikit-learn's ``SVC`` on the
 labeled points alone (the supervised baseline):
 
-- ``LapSVC(solver="primal")``: Melacci & Belkin's primal over the full span, each Newton step a
-  dense LU of the n × n LapRLS system (``linear_solver="direct"``, K kept across steps when
+- ``LapSVC(formulation="primal")``: Melacci & Belkin's primal over the full span, each Newton step a
+  dense LU of the n × n LapRLS system (``solver="direct"``, K kept across steps when
   three n × n arrays fit the memory budget), run while n ≤ ``EXACT_MAX_N``: its steps are
   O(n³) (one 10,000-point LU is about 0.7 TFLOP), and at 48,842 points one float64 n × n
   array is 19 GB;
@@ -57,7 +57,10 @@ def _methods():
     from semiscale.models import LapSVC, NystromLapSVC
 
     return {
-        "LapSVC(solver='primal')": (lambda: LapSVC(solver="primal", random_state=0), EXACT_MAX_N),
+        "LapSVC(solver='primal')": (
+            lambda: LapSVC(formulation="primal", random_state=0),
+            EXACT_MAX_N,
+        ),
         "NystromLapSVC()": (lambda: NystromLapSVC(random_state=0), None),
         "NystromLapSVC(loss='huber_hinge')": (
             lambda: NystromLapSVC(loss="huber_hinge", random_state=0),

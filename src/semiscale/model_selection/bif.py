@@ -55,7 +55,7 @@ from .._random import check_random_state
 from .._validation import check_X
 from ..linalg.ops import get_ops
 from ..losses import get_loss
-from ..models._contract import fit_contract, fit_rules, labels_from_decision
+from ..models._contract import fit_contract, fit_rules, formulation_of, labels_from_decision
 from ..models._fit_state import centring_offset, fit_with_state, labeled_prior
 from ..solvers.exact import check_dense_fits, keeping_factor
 from ..solvers.influence import (
@@ -85,25 +85,28 @@ def supports_bif(estimator) -> bool:
 
     Those whose :class:`~semiscale.models._contract.FitContract` declares ``approximate_cv``
     (a fit through ``ManifoldMixin`` with a smooth loss: LapRLS, primal LapSVM with the
-    squared or Huber hinge, and their Nyström variants), with a ``solver`` it covers.
+    squared or Huber hinge, and their Nyström variants), with a ``formulation`` it covers.
     """
     contract = fit_contract(estimator)
     if contract is None or not contract.approximate_cv:
         return False
-    solvers = contract.approximate_cv_solvers
-    return solvers is None or estimator.solver in solvers
+    formulations = contract.approximate_cv_formulations
+    return formulations is None or formulation_of(estimator) in formulations
 
 
 def _check_estimator(estimator):
     contract = fit_contract(estimator)
     if not supports_bif(estimator):
-        solvers = None if contract is None else contract.approximate_cv_solvers
+        formulations = None if contract is None else contract.approximate_cv_formulations
         fix = ""
-        if solvers is not None and contract.approximate_cv:
-            fix = f" with solver={estimator.solver!r}: use solver={solvers[0]!r}"
+        if formulations is not None and contract.approximate_cv:
+            fix = (
+                f" with formulation={formulation_of(estimator)!r}: use "
+                f"formulation={formulations[0]!r}"
+            )
         raise TypeError(
             f"approximate CV needs a semiscale manifold-regularization estimator with a smooth "
-            f"loss (LapRLSClassifier, LapRLSRegressor, LapSVC(solver='primal'), their Nyström "
+            f"loss (LapRLSClassifier, LapRLSRegressor, LapSVC(formulation='primal'), their Nyström "
             f"variants); got {type(estimator).__name__}{fix}"
         )
     if contract.early_stopping and estimator.early_stopping:

@@ -53,8 +53,9 @@ class BIFSearchCV(SSLGridSearchCV):
     Parameters
     ----------
     estimator : estimator
-        A semiscale manifold regularizer with a smooth loss (LapRLS, ``LapSVC(solver="primal")``
-        -- paper 004 uses ``loss="huber_hinge"`` -- and their Nyström variants).
+        A semiscale manifold regularizer with a smooth loss (LapRLS,
+        ``LapSVC(formulation="primal")`` -- paper 004 uses ``loss="huber_hinge"`` -- and their
+        Nyström variants).
     param_grid : dict or list of dicts
         As :class:`~semiscale.model_selection.SSLGridSearchCV`: kernel width
         (``kernel__gamma``), ``ambient_reg``, ``intrinsic_reg``, ``graph__n_neighbors``,

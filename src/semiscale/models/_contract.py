@@ -44,6 +44,7 @@ __all__ = [
     "FitRules",
     "fit_contract",
     "fit_rules",
+    "formulation_of",
     "labels_from_decision",
 ]
 
@@ -106,9 +107,10 @@ class FitContract:
         ``"manifold"`` fit of a smooth loss at its minimiser, which keeps a
         :class:`~semiscale.models._fit_state.FitState` (``_fit_state_``) when the estimator's
         ``_keep_fit_state`` is set before ``fit``.
-    approximate_cv_solvers : tuple of str or None
-        The values of the estimator's ``solver`` parameter whose fit approximate CV can expand
-        (``LapSVC``'s dual QP has no smooth loss); None: every value.
+    approximate_cv_formulations : tuple of str or None
+        The values of the estimator's ``formulation`` parameter whose fit approximate CV can
+        expand (``LapSVC``'s dual QP has no smooth loss); None: the estimator has no
+        ``formulation`` and every fit can be expanded.
     """
 
     fit_path: str
@@ -122,7 +124,7 @@ class FitContract:
     memory_budget: bool = True
     n_jobs: bool = False
     approximate_cv: bool = False
-    approximate_cv_solvers: tuple[str, ...] | None = None
+    approximate_cv_formulations: tuple[str, ...] | None = None
 
     def __post_init__(self):
         if self.fit_path not in FIT_PATHS:
@@ -150,8 +152,8 @@ class FitContract:
         for capability, params in CAPABILITY_PARAMETERS.items():
             if getattr(self, capability):
                 names.update(params)
-        if self.approximate_cv_solvers is not None:
-            names.add("solver")
+        if self.approximate_cv_formulations is not None:
+            names.add("formulation")
         return names
 
 
@@ -164,6 +166,18 @@ def fit_contract(estimator) -> FitContract | None:
     # the one look-up of the declaration itself: any object may be passed here
     contract = getattr(cls, "_fit_contract", None)
     return contract if isinstance(contract, FitContract) else None
+
+
+def formulation_of(estimator) -> str | None:
+    """The formulation an estimator fits (None when its contract declares no ``formulation``).
+
+    Read through the estimator's ``_formulation()``, which resolves a deprecated spelling
+    (``LapSVC(solver="dual")``) without warning.
+    """
+    contract = fit_contract(estimator)
+    if contract is None or contract.approximate_cv_formulations is None:
+        return None
+    return estimator._formulation()
 
 
 @dataclass(frozen=True)

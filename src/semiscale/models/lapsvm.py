@@ -10,18 +10,24 @@ The model of every estimator here (DESIGN.md §3's canonical scaling, λ_A = l·
     + \\texttt{intrinsic\\_reg}\\, \\frac{f^\\top L f}{\\operatorname{tr}(L)},
     \\qquad f = \\sum_{j \\le n} α_j k(x_j, ·),
 
-with ℓ the hinge (``solver="dual"``, Belkin, Niyogi & Sindhwani 2006) or a smooth hinge
-(``solver="primal"``, Melacci & Belkin 2011: Newton steps in the primal, each one weighted
+with ℓ the hinge (``formulation="dual"``, Belkin, Niyogi & Sindhwani 2006) or a smooth hinge
+(``formulation="primal"``, Melacci & Belkin 2011: Newton steps in the primal, each one weighted
 least-squares solve by LapRLS's solvers, :mod:`semiscale.solvers.newton`).
+
+``solver`` names, as in every estimator, the method that solves the linear system (here: of
+each Newton step).  Until this release ``solver`` named the formulation and ``linear_solver``
+the step's solver; both old spellings still work for one release with a ``FutureWarning``
+(the value sets are disjoint, so ``LapSVC(solver="dual")`` is unambiguous).
 """
 
 from __future__ import annotations
 
+import warnings
 from functools import partial
 from numbers import Real
 
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ..losses import HuberHingeLoss, SquaredHingeLoss
 from ..solvers.exact import DIRECT_WHAT, EXACT_SOLVERS, check_dense_fits, solve_exact
@@ -44,8 +50,54 @@ from ._base import (
 
 __all__ = ["LapSVC"]
 
-#: The loss each solver minimises when ``loss="auto"``.
+#: The loss each formulation minimises when ``loss="auto"``.
 AUTO_LOSS = {"dual": "hinge", "primal": "squared_hinge"}
+#: The formulations; until this release they were values of ``solver`` (deprecated there).
+FORMULATIONS = ("primal", "dual")
+#: The default of the deprecated ``linear_solver`` (scikit-learn's spelling of "not given").
+_NOT_GIVEN = "deprecated"
+
+
+def resolve_formulation(estimator, *, warn: bool = False) -> tuple[str, str]:
+    """``(formulation, solver)`` of a :class:`LapSVC`, its deprecated spellings resolved.
+
+    ``solver="primal"|"dual"`` (the old name of the formulation) and ``linear_solver`` (the old
+    name of ``solver``) still work for one release; with ``warn`` each one used warns with a
+    ``FutureWarning`` naming the new spelling.  Contradicting old and new values are refused.
+    """
+    formulation, solver = estimator.formulation, estimator.solver
+    linear_solver = estimator.linear_solver
+    if solver in FORMULATIONS:
+        if warn:
+            warnings.warn(
+                f"LapSVC(solver={solver!r}) is deprecated and will be refused in the next "
+                f"release: use formulation={solver!r} (solver now names the solver of each "
+                "Newton step's linear system, 'direct', 'cg' or 'pcg', formerly linear_solver)",
+                FutureWarning,
+                stacklevel=3,
+            )
+        if formulation != "primal" and formulation != solver:
+            raise ValueError(
+                f"LapSVC got formulation={formulation!r} and the deprecated solver={solver!r}, "
+                f"which contradict each other: pass formulation={formulation!r} only"
+            )
+        formulation, solver = solver, "direct"
+    if linear_solver != _NOT_GIVEN:
+        if warn:
+            warnings.warn(
+                f"LapSVC(linear_solver={linear_solver!r}) is deprecated and will be refused in "
+                f"the next release: use solver={linear_solver!r}",
+                FutureWarning,
+                stacklevel=3,
+            )
+        if solver not in ("direct", linear_solver):
+            raise ValueError(
+                f"LapSVC got solver={solver!r} and the deprecated "
+                f"linear_solver={linear_solver!r}, which contradict each other: pass "
+                f"solver={solver!r} only"
+            )
+        solver = linear_solver
+    return formulation, solver
 
 
 class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
@@ -56,14 +108,14 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
     training points, one binary problem per class (one-vs-rest, ±1 targets; a single one for two
     classes).  ``y == unlabeled`` marks unlabeled points.
 
-    ``solver="dual"`` is the original LapSVM: the hinge loss's dual QP over the labeled points,
+    ``formulation="dual"`` is the original LapSVM: the hinge loss's dual QP over the labeled points,
     ``Q̃ = J K (2λ_A I + 2λ_I L K)⁻¹ Jᵀ``, solved by scikit-learn's ``SVC(kernel="precomputed")``
     (libsvm's SMO), then ``α = (2λ_A I + 2λ_I L K)⁻¹ Jᵀ Y β``
     (:mod:`semiscale.solvers.lapsvm_dual`); O(n³) time and two n × n arrays.
-    ``solver="primal"`` minimises the squared hinge ``max(0, 1 − y f)²`` or the Huber-smoothed
+    ``formulation="primal"`` minimises the squared hinge ``max(0, 1 − y f)²`` or the Huber-smoothed
     hinge (width ``huber_width``, paper 004's h = 0.01; it tends to the hinge, hence to the dual's
     solution, as the width goes to 0) by Newton's method with an exact line search, each step
-    one LapRLS-type solve over the full span by ``linear_solver``.  For large n use
+    one LapRLS-type solve over the full span by ``solver``.  For large n use
     :class:`NystromLapSVC`, the same objective over Nyström centers.
 
     Parameters
@@ -84,18 +136,21 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         two-moons points with one label per class and paper 001's width β = 0.25, 1 left the
         exact dual below 90 % on some of six draws where the rule's 10⁴ separates them all,
         even with 200 centers (``tests/test_lapsvm.py``).
-    solver : {"primal", "dual"}, default="primal"
-        Newton's method in the primal, or the dual QP of §2.1.
+    formulation : {"primal", "dual"}, default="primal"
+        Newton's method in the primal, or the dual QP of §2.1.  (Until this release the values
+        of ``solver``; ``solver="dual"`` still works for one release, with a ``FutureWarning``.)
     loss : {"auto", "hinge", "squared_hinge", "huber_hinge"}, default="auto"
         ``"auto"``: the hinge for the dual, the squared hinge for the primal.  The dual solves
         only the hinge, the primal only the two smooth ones.
     huber_width : float, default=0.01
         Half-width h of the Huber hinge's quadratic zone (``loss="huber_hinge"``).
-    linear_solver : {"direct", "cg", "pcg"}, default="direct"
+    solver : {"direct", "cg", "pcg"}, default="direct"
         Primal: the solver of each Newton step's weighted LapRLS system
-        (:class:`~semiscale.models.LapRLSClassifier`'s ``solver``).
+        (:class:`~semiscale.models.LapRLSClassifier`'s ``solver``); the dual's QP is libsvm's.
+    linear_solver : {"direct", "cg", "pcg"}, default="deprecated"
+        Deprecated spelling of ``solver`` (kept for one release, with a ``FutureWarning``).
     preconditioner : str or None, default="sampled-hessian"
-        For ``linear_solver="pcg"``.
+        For ``solver="pcg"``.
     tol : float, default=1e-3
         Dual: libsvm's stopping tolerance (SMO's KKT violation).  Primal: the relative
         residual at which a Newton step's CG/PCG stops.
@@ -167,7 +222,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         every training point enters α, the LapSVM solution is not sparse).
     n_iter_ : int
         Dual: libsvm's iterations (largest over the binary problems).  Primal: CG/PCG
-        iterations (0 with ``linear_solver="direct"``).
+        iterations (0 with ``solver="direct"``).
     solver_info_ : dict
         What the solver did (``newton_iterations`` for the primal).
     intrinsic_reg_ : float
@@ -199,7 +254,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
     >>> common = dict(kernel=RBF(gamma=20.0), graph=KNNGraph(n_neighbors=10),
     ...               ambient_reg=1e-4, intrinsic_reg=100.0)
     >>> primal = LapSVC(**common).fit(X, y_ssl)
-    >>> dual = LapSVC(solver="dual", **common).fit(X, y_ssl)
+    >>> dual = LapSVC(formulation="dual", **common).fit(X, y_ssl)
     >>> float((primal.transduction_ == y).mean()), float((dual.transduction_ == y).mean())
     (1.0, 1.0)
     """
@@ -209,11 +264,14 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         **AUTO_INTRINSIC_REG_CONSTRAINT,
         **UNLABELED_CONSTRAINT,
         **OUT_OF_SAMPLE_CONSTRAINT,
-        "solver": [StrOptions({"primal", "dual"})],
+        "formulation": [StrOptions(set(FORMULATIONS))],
+        "solver": [
+            StrOptions(set(EXACT_SOLVERS) | set(FORMULATIONS), deprecated=set(FORMULATIONS))
+        ],
         "loss": [StrOptions({"auto", "hinge", "squared_hinge", "huber_hinge"})],
         "huber_width": [Interval(Real, 0, None, closed="neither")],
         "centring": ["boolean"],
-        "linear_solver": [StrOptions(set(EXACT_SOLVERS))],
+        "linear_solver": [StrOptions(set(EXACT_SOLVERS)), Hidden(StrOptions({_NOT_GIVEN}))],
         **EARLY_STOPPING_CONSTRAINTS,
     }
     _default_kernel = DEFAULT_CLASSIFIER_KERNEL
@@ -225,7 +283,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         centring=True,
         out_of_sample=True,
         approximate_cv=True,
-        approximate_cv_solvers=("primal",),  # the dual QP's hinge is not smooth
+        approximate_cv_formulations=("primal",),  # the dual QP's hinge is not smooth
     )
 
     def __init__(
@@ -235,10 +293,11 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         graph=DEFAULT_GRAPH,
         ambient_reg=1e-6,
         intrinsic_reg="auto",
-        solver="primal",
+        formulation="primal",
         loss="auto",
         huber_width=0.01,
-        linear_solver="direct",
+        solver="direct",
+        linear_solver=_NOT_GIVEN,
         preconditioner="sampled-hessian",
         tol=1e-3,
         max_iter=None,
@@ -256,9 +315,10 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         self.graph = graph
         self.ambient_reg = ambient_reg
         self.intrinsic_reg = intrinsic_reg
-        self.solver = solver
+        self.formulation = formulation
         self.loss = loss
         self.huber_width = huber_width
+        self.solver = solver
         self.linear_solver = linear_solver
         self.preconditioner = preconditioner
         self.tol = tol
@@ -273,27 +333,41 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         self.unlabeled = unlabeled
         self.out_of_sample = out_of_sample
 
+    def fit(self, X, y, laplacian=None):
+        # the deprecated spellings warn once per fit, before the shared path reads them
+        resolve_formulation(self, warn=True)
+        return super().fit(X, y, laplacian=laplacian)
+
+    fit.__doc__ = SSLClassifierMixin.fit.__doc__
+
+    def _formulation(self) -> str:
+        """The formulation fitted (``formulation``, or the deprecated ``solver="dual"``)."""
+        return resolve_formulation(self)[0]
+
     def _loss_name(self) -> str:
-        name = AUTO_LOSS[self.solver] if self.loss == "auto" else self.loss
-        if self.solver == "dual" and name != "hinge":
+        formulation, _ = resolve_formulation(self)
+        name = AUTO_LOSS[formulation] if self.loss == "auto" else self.loss
+        if formulation == "dual" and name != "hinge":
             raise ValueError(
-                f"solver='dual' solves the hinge loss only, got loss={self.loss!r}; use "
-                "loss='hinge' (or 'auto'), or solver='primal' for the smooth hinges"
+                f"formulation='dual' solves the hinge loss only, got loss={self.loss!r}; use "
+                "loss='hinge' (or 'auto'), or formulation='primal' for the smooth hinges"
             )
-        if self.solver == "primal" and name == "hinge":
+        if formulation == "primal" and name == "hinge":
             raise ValueError(
-                "solver='primal' needs a smooth loss (Newton steps): use loss='squared_hinge' "
-                "or 'huber_hinge' (the hinge as huber_width -> 0), or solver='dual' for the hinge"
+                "formulation='primal' needs a smooth loss (Newton steps): use "
+                "loss='squared_hinge' or 'huber_hinge' (the hinge as huber_width -> 0), or "
+                "formulation='dual' for the hinge"
             )
-        if self.solver == "dual" and self.early_stopping:
+        if formulation == "dual" and self.early_stopping:
             raise ValueError(
-                "early_stopping=True stops the primal's Newton iteration; solver='dual' (libsvm) "
-                "has none: use solver='primal', or early_stopping=False"
+                "early_stopping=True stops the primal's Newton iteration; formulation='dual' "
+                "(libsvm) has none: use formulation='primal', or early_stopping=False"
             )
-        if self.solver == "dual" and not self.fit_intercept:
+        if formulation == "dual" and not self.fit_intercept:
             raise ValueError(
-                "solver='dual' always fits the bias (its QP has the constraint y'beta = 0); "
-                "use fit_intercept=True, or solver='primal' for a model without bias"
+                "formulation='dual' always fits the bias (its QP has the constraint "
+                "y'beta = 0); use fit_intercept=True, or formulation='primal' for a model "
+                "without bias"
             )
         return name
 
@@ -305,16 +379,16 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         return SquaredHingeLoss()
 
     def _check_before_graph(self, n_samples: int, n_labeled: int) -> None:
+        formulation, solver = resolve_formulation(self)
         self._loss_name()  # parameter combinations, before any work
-        if self.solver == "dual":
+        if formulation == "dual":
             check_dense_fits(n_samples, self.memory_budget, 2, DUAL_WHAT)
-        elif (
-            self.linear_solver == "direct" and self._resolve_intrinsic_reg(n_samples, n_labeled) > 0
-        ):
+        elif solver == "direct" and self._resolve_intrinsic_reg(n_samples, n_labeled) > 0:
             check_dense_fits(n_samples, self.memory_budget, 2, DIRECT_WHAT)
 
     def _solve(self, problem: ManifoldProblem) -> Solution:
-        if self.solver == "dual":
+        formulation, solver = resolve_formulation(self)
+        if formulation == "dual":
             solution = solve_lapsvm_dual(
                 problem, tol=self.tol, max_iter=-1 if self.max_iter is None else self.max_iter
             )
@@ -323,7 +397,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         self.__dict__.pop("support_", None)  # from an earlier dual fit
         quadratic = partial(
             solve_exact,
-            solver=self.linear_solver,
+            solver=solver,
             preconditioner=self.preconditioner,
             tol=self.tol,
             max_iter=self.max_iter,

@@ -55,8 +55,9 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
         Weight of ‖f‖²_K; ``>= 0``.
     intrinsic_reg : float or "auto", default="auto"
         Weight of fᵀLf / tr(L); ``>= 0``.  ``"auto"``: 0.01·(n/l)², as :class:`LapSVC`.
-    loss : {"squared_hinge", "huber_hinge"}, default="squared_hinge"
-        The smooth hinge minimised.
+    loss : {"auto", "squared_hinge", "huber_hinge"}, default="auto"
+        The smooth hinge minimised; ``"auto"`` is the squared hinge, what ``"auto"`` means for
+        :class:`LapSVC`'s primal formulation (the only one on centers).
     huber_width : float, default=0.01
         Half-width h of the Huber hinge's quadratic zone.
     n_centers : int, float, "auto" or "sqrt", default="auto"
@@ -188,7 +189,7 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
         **AUTO_INTRINSIC_REG_CONSTRAINT,
         **UNLABELED_CONSTRAINT,
         **OUT_OF_SAMPLE_CONSTRAINT,
-        "loss": [StrOptions({"squared_hinge", "huber_hinge"})],
+        "loss": [StrOptions({"auto", "squared_hinge", "huber_hinge"})],
         "huber_width": [Interval(Real, 0, None, closed="neither")],
         "centring": ["boolean"],
         **EARLY_STOPPING_CONSTRAINTS,
@@ -213,7 +214,7 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
         graph=DEFAULT_GRAPH,
         ambient_reg=1e-6,
         intrinsic_reg="auto",
-        loss="squared_hinge",
+        loss="auto",
         huber_width=0.01,
         n_centers="auto",
         center_selection="uniform",

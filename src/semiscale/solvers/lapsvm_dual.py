@@ -39,7 +39,7 @@ def dual_gram(problem: ManifoldProblem):
     if not problem.lambda_ambient > 0:
         raise ValueError(
             "ambient_reg must be positive for the LapSVM dual: 2λ_A I + 2λ_I L K is singular "
-            "without it; use ambient_reg > 0 (e.g. 1e-6) or solver='primal'"
+            "without it; use ambient_reg > 0 (e.g. 1e-6) or formulation='primal'"
         )
     check_dense_fits(n, problem.memory_budget, 2, DUAL_WHAT)
     with stage(f"kernel matrix ({n}×{n})", problem.verbose):
