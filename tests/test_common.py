@@ -330,3 +330,30 @@ def test_verbose_levels(name, cls, capsys, monkeypatch):
         assert lines[2] >= lines[1]
     else:
         assert lines[2] > lines[1], err[2]
+
+
+# ------------------------------------------------------------------------------ float32
+_KERNEL_MODELS = [(n, c) for n, c in MODELS if "kernel" in inspect.signature(c).parameters]
+
+
+@pytest.mark.parametrize("name, cls", _KERNEL_MODELS, ids=_ids(_KERNEL_MODELS))
+def test_float32_data_keeps_float32_expansion_points_and_predicts_as_float64(name, cls):
+    # X_fit_ holds (a part of) the training data: a float64 copy of float32 data would double
+    # its memory; the predictions are those of the same data in float64
+    X, _, y_ssl = _data()
+    X32 = X.astype(np.float32)
+    X_new = X32[:20] + np.float32(0.05)
+    fitted = {}
+    for dtype in (np.float32, np.float64):
+        est = _instance(cls)
+        if "out_of_sample" in est.get_params():
+            est.set_params(out_of_sample="kernel")  # the kernel expansion over X_fit_ itself
+        fitted[dtype] = est.fit(X32.astype(dtype), _targets(est, y_ssl))
+        assert est.X_fit_.dtype == dtype
+    method = "decision_function" if hasattr(fitted[np.float32], "decision_function") else "predict"
+    np.testing.assert_allclose(
+        getattr(fitted[np.float32], method)(X_new),
+        getattr(fitted[np.float64], method)(X_new.astype(np.float64)),
+        rtol=1e-5,
+        atol=1e-5,
+    )

@@ -140,7 +140,8 @@ def test_float32_path(problem):
 
 def test_float32_input_is_computed_in_float64_by_default(problem):
     """float32 X alone does not switch to float32 kernel blocks (they fail on ill-conditioned
-    systems: NystromLapRLSRegressor's kernel_dtype docstring); the exact LapRLS never does."""
+    systems: NystromLapRLSRegressor's kernel_dtype docstring); the exact LapRLS never does.
+    The expansion points stay float32 (the data's dtype); the computation is float64."""
     X, y, L = problem
     X32 = X.astype(np.float32)
     for estimator in (
@@ -148,7 +149,7 @@ def test_float32_input_is_computed_in_float64_by_default(problem):
         LapRLSRegressor(solver="cg", **KW),
     ):
         from_32 = estimator.fit(X32, y, laplacian=L).transduction_
-        assert estimator.X_fit_.dtype == np.float64
+        assert estimator.X_fit_.dtype == np.float32
         from_64 = estimator.fit(X32.astype(np.float64), y, laplacian=L).transduction_
         np.testing.assert_array_equal(from_32, from_64)
     assert estimator.solver_info_.get("kernel_dtype", "float64") == "float64"

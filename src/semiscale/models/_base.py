@@ -253,7 +253,7 @@ class ManifoldMixin(GraphOwnerMixin):
         solution = self._solve(problem)
         timings["solve"] = time.perf_counter() - tic
 
-        self.X_fit_ = solution.X_fit
+        self.X_fit_ = _in_input_dtype(solution.X_fit, X)
         self.dual_coef_ = np.asarray(solution.dual_coef).reshape(np.shape(solution.X_fit)[0], -1)
         r = self.dual_coef_.shape[1]
         self.intercept_ = (
@@ -281,10 +281,18 @@ class ManifoldMixin(GraphOwnerMixin):
         self.timings_ = timings
         return train_decision
 
+    def _compute_dtype(self) -> np.dtype:
+        """The dtype the solver evaluated the kernel in (float64: the exact solvers' reference)."""
+        return np.dtype(np.float64)
+
     def _raw_decision(self, X):
         from ..linalg.blocked import kernel_matmul
 
         budget = self.memory_budget if self._fit_contract.memory_budget else None
+        if X.dtype != self._compute_dtype() and self.X_fit_.dtype != self._compute_dtype():
+            # float32 points of a float64 fit: the kernel in the fit's precision, as the fit
+            # (a kernel block is in float64 when either operand is, _pairs.result_dtype)
+            X = X.astype(self._compute_dtype())
         decision = kernel_matmul(self.kernel_, X, self.X_fit_, self.dual_coef_, budget)
         if np.any(self.intercept_):
             decision = decision + self.intercept_
@@ -300,6 +308,19 @@ class ManifoldMixin(GraphOwnerMixin):
         """``X`` checked against the features seen in ``fit`` (their number, names and order)."""
         check_is_fitted(self, "dual_coef_")
         return validate_X(self, X, reset=False)
+
+
+def _in_input_dtype(X_fit, X):
+    """The expansion points in the training data's dtype.
+
+    The exact solvers compute in float64, so a float32 ``X`` reaches them as a float64 copy
+    (and the Nyström ones in ``kernel_dtype``); keeping that copy in ``X_fit_`` would hold the
+    expansion at twice the memory of its data.  Casting back is exact (every float32 is a
+    float64), and ``_raw_decision`` evaluates the kernel in the fit's dtype again.
+    """
+    if X.dtype == np.float32 and X_fit.dtype == np.float64:
+        return X_fit.astype(np.float32)
+    return X_fit
 
 
 def _unlabeled_rows(y, unlabeled):

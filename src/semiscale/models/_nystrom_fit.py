@@ -74,6 +74,10 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
         "n_jobs": [Integral, None],
     }
 
+    def _compute_dtype(self) -> np.dtype:
+        """The kernel blocks' dtype (``kernel_dtype``), the fit's precision."""
+        return _kernel_dtype(self.kernel_dtype)
+
     def _label_diffusion_steps(self, problem: ManifoldProblem) -> int:
         """Random-walk steps of ``label_diffusion``: 0 without it or without a graph term."""
         steps = self.label_diffusion if self._fit_contract.label_diffusion else 0

@@ -126,7 +126,8 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
     graph_ : KNNGraph, PrecomputedGraph or None
         The fitted copy of ``graph`` (None when a Laplacian was passed or intrinsic_reg = 0).
     X_fit_ : ndarray of shape (n_fit, n_features)
-        Expansion points (all training points; the labeled ones when intrinsic_reg = 0).
+        Expansion points (all training points; the labeled ones when intrinsic_reg = 0), in
+        the dtype of ``X`` (float32 data stay float32; the fit computes in float64).
     dual_coef_ : ndarray of shape (n_fit, n_outputs)
         Coefficients α of the kernel expansion.
     intercept_ : ndarray of shape (n_outputs,)
@@ -320,7 +321,8 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
     graph_ : KNNGraph, PrecomputedGraph or None
         The fitted copy of ``graph`` (None when a Laplacian was passed or intrinsic_reg = 0).
     X_fit_ : ndarray of shape (n_fit, n_features)
-        Expansion points (all training points; the labeled ones when intrinsic_reg = 0).
+        Expansion points (all training points; the labeled ones when intrinsic_reg = 0), in
+        the dtype of ``X`` (float32 data stay float32; the fit computes in float64).
     dual_coef_ : ndarray of shape (n_fit, n_outputs)
         Coefficients α of the kernel expansion.
     intercept_ : ndarray of shape (n_outputs,)

@@ -212,7 +212,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         The fitted copy of ``graph``.
     X_fit_ : ndarray of shape (n_fit, n_features)
         Expansion points (all training points; the labeled ones when intrinsic_reg = 0 in the
-        primal).
+        primal), in the dtype of ``X`` (float32 data stay float32; the fit computes in float64).
     dual_coef_ : ndarray of shape (n_fit, n_outputs)
         Coefficients α of the kernel expansion (one column per binary problem).
     intercept_ : ndarray of shape (n_outputs,)

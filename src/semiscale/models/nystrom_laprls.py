@@ -138,7 +138,8 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
     center_index_ : ndarray of int, shape (s,)
         Rows of the training X used as centers.
     X_fit_ : ndarray of shape (s, n_features)
-        The centers.
+        The centers, in the dtype of ``X`` (float32 data stay float32 whatever
+        ``kernel_dtype``).
     dual_coef_ : ndarray of shape (s, n_outputs)
         Coefficients α of the kernel expansion over the centers.
     intercept_ : ndarray of shape (n_outputs,)
@@ -419,7 +420,8 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
     center_index_ : ndarray of int, shape (s,)
         Rows of the training X used as centers.
     X_fit_ : ndarray of shape (s, n_features)
-        The centers.
+        The centers, in the dtype of ``X`` (float32 data stay float32 whatever
+        ``kernel_dtype``).
     dual_coef_ : ndarray of shape (s, n_outputs)
         Coefficients α of the kernel expansion over the centers.
     intercept_ : ndarray of shape (n_outputs,)

@@ -138,7 +138,8 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
     kernel_ : Kernel
     graph_ : KNNGraph, PrecomputedGraph or None
     X_fit_ : ndarray of shape (s, n_features)
-        The centers.
+        The centers, in the dtype of ``X`` (float32 data stay float32 whatever
+        ``kernel_dtype``).
     center_index_ : ndarray of shape (s,)
         Their rows in the training data.
     dual_coef_ : ndarray of shape (s, n_outputs)

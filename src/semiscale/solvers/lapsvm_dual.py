@@ -33,8 +33,14 @@ DUAL_WHAT = "the LapSVM dual (n×n kernel matrix and system)"
 
 
 def dual_gram(problem: ManifoldProblem):
-    """``(Q̃, G, K)``: the l × l dual Gram matrix, ``G = (2λ_A I + 2λ_I L K)⁻¹ Jᵀ`` and ``K``."""
+    """``(Q̃, G, K)``: the l × l dual Gram matrix, ``G = (2λ_A I + 2λ_I L K)⁻¹ Jᵀ`` and ``K``.
+
+    In float64 whatever X's dtype, as the exact primal (:func:`~.exact.solve_exact`): the LU of
+    the n × n system and libsvm's QP read K, whose float32 rounding κ would amplify.
+    """
     X, labeled = problem.X, np.flatnonzero(problem.labeled)
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)
     n, ops = X.shape[0], get_ops()
     if not problem.lambda_ambient > 0:
         raise ValueError(
