@@ -16,7 +16,13 @@ Kernel matrices themselves are not shared between fits: each estimator computes 
 needs (they depend on the kernel's width, which the grid usually varies).
 
 Estimators whose ``fit`` takes no ``laplacian`` or that have no ``graph`` parameter (a
-``Pipeline``, a scikit-learn estimator) are fitted plainly: nothing is reused.
+``Pipeline``, a scikit-learn estimator) are fitted plainly: nothing is reused, and ``X`` is
+passed to them as given (a DataFrame stays a DataFrame, so a ``ColumnTransformer`` can select
+its columns by name).
+
+With ``n_jobs`` the fits run in parallel (joblib, as scikit-learn's ``GridSearchCV``): the graphs
+are still built once, in the calling process, and each fit receives its training set's
+Laplacian; the scores equal those of ``n_jobs=1`` (each fit is the same computation).
 """
 
 from __future__ import annotations
@@ -32,10 +38,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.utils import _safe_indexing
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import _num_samples
 
 from .._progress import _as_level, log, progress
+from .._validation import check_X
 from ..solvers.exact import reusing_kernel_matrices
 from ._markers import estimator_marker, hide_labels
+from ._pipelines import NoTransductionError, is_pipeline
 
 __all__ = ["Evaluator", "FoldResults", "check_error_score", "graph_params_of", "reuses_graph"]
 
@@ -195,6 +205,12 @@ class Evaluator:
         Prefix of the progress lines.
     default_marker : scalar
         Unlabeled marker for classifiers without an ``unlabeled`` parameter.
+    n_jobs : int or None, default=None
+        Fits run in parallel (joblib): None is 1 unless a ``joblib.parallel_config`` context
+        says otherwise, -1 all cores.
+    X_refit : array-like or None
+        ``X`` as the caller gave it (a DataFrame keeps its column names in the refitted
+        estimator's ``feature_names_in_``); None: ``X``.
     """
 
     def __init__(
@@ -208,9 +224,14 @@ class Evaluator:
         verbose=0,
         name="ssl_cross_validate",
         default_marker=-1,
+        n_jobs=None,
+        X_refit=None,
     ):
         self.estimator = estimator
         self.X = X
+        self.X_refit = X if X_refit is None else X_refit
+        self.n_jobs = n_jobs
+        self.n_samples = _num_samples(X)
         self.y = np.asarray(y)
         self.laplacian = laplacian
         self.error_score = error_score
@@ -227,6 +248,8 @@ class Evaluator:
             )
         self.n_graph_fits = 0
         self.graph_time = 0.0
+        self.failures = []  # the exceptions of the failed fits, in order
+        self.n_attempts = 0  # fits tried (BIFSearchCV: one per grid point)
         self._graphs = {}  # (training key, graph key) -> fitted graph object
         self._last_rows = None  # (training key, X of its rows): the last training set's array
         self._kernels = {}  # (training key, kernel key) -> resolved kernel or None
@@ -302,35 +325,50 @@ class Evaluator:
         ``_parameter_constraints``), the kernel's ``_check_params``, and the kernel's width
         heuristics resolved on all of ``X`` (which rejects an unknown heuristic).  Those
         resolutions are kept: they are the ones the all-rows fits (transductive folds, the
-        refit) need.
+        refit) need.  A pipeline's steps get the same checks, except the resolution of a width
+        heuristic: the final step sees ``X`` only after the earlier steps transform it.
         """
         for index, point in enumerate(points):
             try:
                 candidate = clone(self.estimator).set_params(**point)
-                _validate_params(candidate)
-                own = candidate.get_params(deep=False)
-                graph = own.get("graph")
-                if graph is not None:
-                    _validate_params(graph)
-                kernel = own.get("kernel")
-                if _is_semiscale_kernel(kernel):
-                    if not _string_params(kernel):
-                        method = _own_method(kernel, "_check_params")
-                        if method is not None:
-                            method()
-                    elif not (
-                        self.reuse
-                        and self._resolved_kernel(_ALL_ROWS, point, candidate, self.X) is not None
-                    ):
-                        kernel.resolve(self.X, random_state=own.get("random_state"))
+                self._check_candidate(candidate, point)
             except Exception as exc:
                 raise ValueError(
                     f"param_grid point {index} {point!r} is invalid: {exc}; nothing was fitted"
                 ) from exc
 
+    def _check_candidate(self, candidate, point):
+        _validate_params(candidate)
+        if is_pipeline(candidate):
+            for _, step in candidate.steps:
+                if step is not None and not isinstance(step, str):
+                    self._check_candidate(step, None)
+            return
+        own = candidate.get_params(deep=False)
+        graph = own.get("graph")
+        if graph is not None:
+            _validate_params(graph)
+        kernel = own.get("kernel")
+        if not _is_semiscale_kernel(kernel):
+            return
+        if not _string_params(kernel):
+            method = _own_method(kernel, "_check_params")
+            if method is not None:
+                method()
+        elif point is None:
+            return  # a pipeline's step: its X is the transformed one, known at fit time only
+        elif not (
+            self.reuse and self._resolved_kernel(_ALL_ROWS, point, candidate, self.X) is not None
+        ):
+            kernel.resolve(self.X, random_state=own.get("random_state"))
+
     # ------------------------------------------------------------------ one fit
-    def _fit(self, candidate, point, X_fit, y_fit, fit_rows, train_key, graph_key):
-        """``candidate.fit`` with the shared graph and resolved kernel; returns the seconds."""
+    def _prepare(self, candidate, point, X_fit, fit_rows, train_key, graph_key):
+        """Give ``candidate`` the shared resolved kernel; its fit's ``laplacian`` keyword.
+
+        Returns ``(fit_params, original_kernel)``: the kernel to restore after the fit (None
+        when the candidate keeps its own).  A failed graph build raises here.
+        """
         fit_params = {}
         original_kernel = None
         if self.reuse:
@@ -341,42 +379,53 @@ class Evaluator:
             if resolved is not None:
                 original_kernel = candidate.get_params(deep=False)["kernel"]
                 candidate.set_params(kernel=resolved)
-        tic = time.perf_counter()
-        try:
-            candidate.fit(X_fit, y_fit, **fit_params)
-        finally:
-            # the fitted estimator shows the parameters it was given (kernel_ is the resolved one)
-            if original_kernel is not None:
-                candidate.set_params(kernel=original_kernel)
-        return time.perf_counter() - tic
+        return fit_params, original_kernel
 
-    def fit_one(self, candidate, point, fold, train_key, graph_key):
-        """Fit ``candidate`` on ``fold`` and return ``(score, fit seconds, score seconds)``."""
-        X, y = self.X, self.y
+    def _fit(self, candidate, point, X_fit, y_fit, fit_rows, train_key, graph_key):
+        """``candidate.fit`` with the shared graph and resolved kernel; returns the seconds."""
+        fit_params, original_kernel = self._prepare(
+            candidate, point, X_fit, fit_rows, train_key, graph_key
+        )
+        return _timed_fit(candidate, X_fit, y_fit, fit_params, original_kernel)
+
+    def _training_rows(self, fold, train_key):
+        """``X`` of a training set: one object per set, so that the points sharing a kernel
+        share K(X, X) (the solvers recognise X by identity: reusing_kernel_matrices)."""
         if train_key == _ALL_ROWS:
-            X_fit = X
-        else:
-            # one array per training set, so that the points sharing a kernel share K(X, X)
-            # (the solvers recognise X by identity: reusing_kernel_matrices)
-            if self._last_rows is None or self._last_rows[0] != train_key:
-                self._last_rows = (train_key, _safe_indexing(X, fold.fit_rows))
-            X_fit = self._last_rows[1]
+            return self.X
+        if self._last_rows is None or self._last_rows[0] != train_key:
+            self._last_rows = (train_key, _safe_indexing(self.X, fold.fit_rows))
+        return self._last_rows[1]
+
+    def task(self, candidate, point, fold, train_key, graph_key):
+        """The arguments of :func:`_fit_and_score` for ``candidate`` on ``fold``.
+
+        Runs in the calling process: it builds (or reuses) the graph, resolves the kernel and
+        hides the fold's labels.  A failed graph build is returned as the exception.
+        """
+        y = self.y
+        X_fit = self._training_rows(fold, train_key)
         y_fit = y[fold.fit_rows]
         if fold.transductive:
             positions = np.searchsorted(fold.fit_rows, fold.hidden_rows)
             marker = estimator_marker(candidate, self.default_marker)
             y_fit = hide_labels(y_fit, positions, marker)
-        fit_time = self._fit(candidate, point, X_fit, y_fit, fold.fit_rows, train_key, graph_key)
-        tic = time.perf_counter()
-        if fold.transductive:
-            score = self.scorer.score_transduction(candidate, X_fit, y[fold.fit_rows], positions)
+            scoring = ("transduction", y[fold.fit_rows], positions)
         else:
             rows = fold.test_rows
-            score = self.scorer(candidate, _safe_indexing(X, rows), y[rows])
-        return score, fit_time, time.perf_counter() - tic
+            scoring = ("inductive", _safe_indexing(self.X, rows), y[rows])
+        try:
+            fit_params, original_kernel = self._prepare(
+                candidate, point, X_fit, fold.fit_rows, train_key, graph_key
+            )
+        except Exception as exc:
+            return exc
+        return (candidate, X_fit, y_fit, fit_params, original_kernel, self.scorer, scoring)
 
     def refit(self, point):
         """Fit ``point`` on all rows, reusing the all-rows graph and kernel when there are any.
+
+        The fit gets ``X`` as the caller gave it (``X_refit``).
 
         Returns
         -------
@@ -385,8 +434,11 @@ class Evaluator:
         """
         candidate = clone(self.estimator).set_params(**point)
         graph_key = _freeze(graph_params_of(point)) if self.reuse else ()
-        rows = np.arange(self.X.shape[0])
-        self._fit(candidate, point, self.X, self.y, rows, _ALL_ROWS, graph_key)
+        rows = np.arange(self.n_samples)
+        fit_params, original_kernel = self._prepare(
+            candidate, point, self.X, rows, _ALL_ROWS, graph_key
+        )
+        _timed_fit(candidate, self.X_refit, self.y, fit_params, original_kernel)
         graph = self._graphs.get((_ALL_ROWS, graph_key))
         return candidate, None if isinstance(graph, Exception) else graph
 
@@ -404,12 +456,11 @@ class Evaluator:
         fit_times = np.zeros((n_points, n_folds))
         score_times = np.zeros((n_points, n_folds))
         estimators = [[None] * n_folds for _ in range(n_points)]
-        n_samples = self.X.shape[0]
 
         # Training sets in order of first use; transductive folds all share the "all rows" one.
         trainings: dict = {}
         for f, fold in enumerate(self.folds):
-            trainings.setdefault(_training_key(fold.fit_rows, n_samples), []).append(f)
+            trainings.setdefault(_training_key(fold.fit_rows, self.n_samples), []).append(f)
         groups: dict = {}
         for p, point in enumerate(points):
             key = _freeze(graph_params_of(point)) if self.reuse else ()
@@ -423,15 +474,16 @@ class Evaluator:
             first_key, first_folds = next(iter(trainings.items()))
             self.graph_for(first_key, (), None, self.folds[first_folds[0]].fit_rows)
 
+        order = [
+            (train_key, graph_key, f, p)
+            for train_key, fold_ids in trainings.items()
+            for graph_key, point_ids in groups.items()
+            for f in fold_ids
+            for p in point_ids
+        ]
+        self.n_attempts += len(order)
         with reusing_kernel_matrices():  # K(X, X) shared by the points that share a kernel
-            self._run(
-                trainings,
-                groups,
-                points,
-                (scores, fit_times, score_times),
-                estimators,
-                keep_estimators,
-            )
+            self._run(order, points, (scores, fit_times, score_times), estimators, keep_estimators)
         return FoldResults(scores, fit_times, score_times, estimators if keep_estimators else [])
 
     @property
@@ -440,50 +492,146 @@ class Evaluator:
         # line's ambient verbosity shows the bar, not hundreds of lines
         return _as_level(self.verbose) >= 2
 
-    def _run(self, trainings, groups, points, out, estimators, keep_estimators):
-        total = len(points) * len(self.folds)
-        with progress(total=total, desc=self.name, unit="fit", verbose=self.verbose) as bar:
-            self._run_fits(trainings, groups, points, out, estimators, keep_estimators, bar)
+    def _tasks(self, order, points, keep):
+        """The fits' arguments in ``order``, prepared one at a time as joblib asks for them.
 
-    def _run_fits(self, trainings, groups, points, out, estimators, keep_estimators, bar):
+        A training set's graphs are released once its last fit is handed out (a fit running
+        in this process holds its Laplacian itself; a worker got a copy).
+        """
+        previous = None
+        for train_key, graph_key, f, p in order:
+            if previous is not None and train_key != previous and previous != _ALL_ROWS:
+                self.release(previous)
+            previous = train_key
+            candidate = clone(self.estimator).set_params(**points[p])
+            args = self.task(candidate, points[p], self.folds[f], train_key, graph_key)
+            if isinstance(args, Exception):
+                yield delayed(_failed)(args, self.error_score)
+            else:
+                yield delayed(_fit_and_score)(*args, error_score=self.error_score, keep=keep)
+        if previous is not None and previous != _ALL_ROWS:
+            self.release(previous)
+
+    def _run(self, order, points, out, estimators, keep_estimators):
         scores, fit_times, score_times = out
         n_folds = len(self.folds)
-        total, done = len(points) * n_folds, 0
-        for train_key, fold_ids in trainings.items():
-            for graph_key, point_ids in groups.items():
-                for f in fold_ids:
-                    for p in point_ids:
-                        candidate = clone(self.estimator).set_params(**points[p])
-                        try:
-                            result = self.fit_one(
-                                candidate, points[p], self.folds[f], train_key, graph_key
-                            )
-                        except Exception as exc:
-                            if self.error_score == "raise":
-                                raise
-                            warnings.warn(
-                                f"{self.name}: fitting point {points[p]!r} on fold {f} failed "
-                                f"({type(exc).__name__}: {exc}); its score is set to "
-                                f"error_score={self.error_score!r}",
-                                FitFailedWarning,
-                                stacklevel=3,
-                            )
-                            result = (self.error_score, 0.0, 0.0)
-                        scores[p, f], fit_times[p, f], score_times[p, f] = result
-                        if keep_estimators:
-                            estimators[p][f] = candidate
-                        done += 1
-                        bar.update(1)
-                        if self._lines:
-                            log(
-                                f"[{self.name}] {done}/{total} fold {f + 1}/{n_folds} "
-                                f"{points[p]!r}: score {scores[p, f]:.4g} "
-                                f"({fit_times[p, f]:.3f} s)",
-                                self.verbose,
-                                level=2,
-                            )
-            if train_key != _ALL_ROWS:
-                self.release(train_key)
+        total = len(order)
+        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
+        with progress(total=total, desc=self.name, unit="fit", verbose=self.verbose) as bar:
+            results = parallel(self._tasks(order, points, keep_estimators))
+            for done, ((_, _, f, p), (outcome, result)) in enumerate(zip(order, results), 1):
+                if outcome == "failed":
+                    warnings.warn(
+                        f"{self.name}: fitting point {points[p]!r} on fold {f} failed "
+                        f"({type(result).__name__}: {result}); its score is set to "
+                        f"error_score={self.error_score!r}",
+                        FitFailedWarning,
+                        stacklevel=4,
+                    )
+                    self.failures.append(result)
+                    result, candidate = (self.error_score, 0.0, 0.0), None
+                else:
+                    result, candidate = result
+                scores[p, f], fit_times[p, f], score_times[p, f] = result
+                if keep_estimators:
+                    estimators[p][f] = candidate
+                bar.update(1)
+                if self._lines:
+                    log(
+                        f"[{self.name}] {done}/{total} fold {f + 1}/{n_folds} "
+                        f"{points[p]!r}: score {scores[p, f]:.4g} "
+                        f"({fit_times[p, f]:.3f} s)",
+                        self.verbose,
+                        level=2,
+                    )
+
+
+def _timed_fit(candidate, X_fit, y_fit, fit_params, original_kernel):
+    """``candidate.fit(X_fit, y_fit, **fit_params)``; the seconds it took."""
+    tic = time.perf_counter()
+    try:
+        candidate.fit(X_fit, y_fit, **fit_params)
+    finally:
+        # the fitted estimator shows the parameters it was given (kernel_ is the resolved one)
+        if original_kernel is not None:
+            candidate.set_params(kernel=original_kernel)
+    return time.perf_counter() - tic
+
+
+def _score(candidate, X_fit, scorer, scoring):
+    kind, *data = scoring
+    if kind == "transduction":
+        y_true, positions = data
+        return scorer.score_transduction(candidate, X_fit, y_true, positions)
+    X_test, y_test = data
+    return scorer(candidate, X_test, y_test)
+
+
+def _fit_and_score(
+    candidate, X_fit, y_fit, fit_params, original_kernel, scorer, scoring, *, error_score, keep
+):
+    """Fit and score one (point, fold): ``("ok", ((score, fit s, score s), estimator))``.
+
+    The fitted estimator is returned only when ``keep`` (from a worker it is a copy).
+
+    A failure is returned as ``("failed", exception)`` unless ``error_score="raise"``; a
+    missing ``transduction_`` always raises (no point can succeed).  Module-level, so that
+    joblib can send it to a worker process.
+    """
+    try:
+        fit_time = _timed_fit(candidate, X_fit, y_fit, fit_params, original_kernel)
+        tic = time.perf_counter()
+        score = _score(candidate, X_fit, scorer, scoring)
+    except NoTransductionError:
+        raise
+    except Exception as exc:
+        if error_score == "raise":
+            raise
+        return "failed", exc
+    return "ok", ((score, fit_time, time.perf_counter() - tic), candidate if keep else None)
+
+
+def _failed(exc, error_score):
+    """A fit whose graph build failed (in the calling process): raise it or report it."""
+    if error_score == "raise":
+        raise exc
+    return "failed", exc
+
+
+def check_input(estimator, X, y, laplacian=None):
+    """``(X, y)`` for the evaluation of ``estimator``: ``X`` validated as a feature matrix when
+    the search builds graphs or resolves kernels on it (a semiscale estimator, or a given
+    ``laplacian``), else passed as given (a pipeline validates its own input: a DataFrame with
+    named or non-numeric columns stays one); ``y`` as an array with a row per sample."""
+    if laplacian is not None or reuses_graph(estimator):
+        X = check_X(X)
+    y = np.asarray(y)
+    n_samples = _num_samples(X)
+    if y.ndim == 0 or y.shape[0] != n_samples:
+        raise ValueError(f"y has {y.shape[0] if y.ndim else 0} rows but X has {n_samples} samples")
+    return X, y
+
+
+def all_failed_error(evaluator, n_points):
+    """The ValueError of a search whose every grid point failed, naming the first cause."""
+    failures = evaluator.failures
+    if not failures:
+        return ValueError(
+            "every grid point's mean score is NaN, and no fit failed: the scorer returned NaN; "
+            "check the scoring"
+        )
+    first = failures[0]
+    if len(failures) == evaluator.n_attempts:
+        what = f"All the {len(failures)} fits failed"
+    else:
+        what = (
+            f"Every one of the {n_points} grid points failed on some fold "
+            f"({len(failures)} of {evaluator.n_attempts} fits failed)"
+        )
+    return ValueError(
+        f"{what}. The first failure: {type(first).__name__}: {first}. Fix its cause, or pass "
+        "error_score='raise' to see its traceback"
+    )
 
 
 def check_error_score(error_score):

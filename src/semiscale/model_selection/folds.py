@@ -298,15 +298,17 @@ class SSLKFold:
 def check_ssl_cv(cv, *, transductive=True):
     """Turn ``cv`` into a splitter with :meth:`SSLKFold.split_ssl`.
 
-    ``None`` gives ``SSLKFold(5)``, an int ``SSLKFold(cv)`` (both with ``transductive``); an
-    :class:`SSLKFold` (or anything with ``split_ssl``) is used as is; any other scikit-learn
-    splitter or iterable of ``(train, test)`` pairs gives inductive folds whose test rows are
-    scored on their labeled points only.
+    ``None`` gives ``SSLKFold(5, shuffle=False)``, an int ``SSLKFold(cv, shuffle=False)``
+    (both with ``transductive``): unshuffled, so that a search or a cross-validation given an
+    int is the same on every call, as scikit-learn's ``cv=int`` (unshuffled ``KFold`` or
+    ``StratifiedKFold``).  An :class:`SSLKFold` (or anything with ``split_ssl``) is used as is;
+    any other scikit-learn splitter or iterable of ``(train, test)`` pairs gives inductive folds
+    whose test rows are scored on their labeled points only.
     """
     if cv is None:
         cv = 5
     if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
-        return SSLKFold(int(cv), transductive=transductive)
+        return SSLKFold(int(cv), transductive=transductive, shuffle=False)
     if hasattr(cv, "split_ssl"):
         return cv
     if hasattr(cv, "split") or hasattr(cv, "__iter__"):

@@ -20,6 +20,7 @@ from sklearn.metrics import get_scorer, make_scorer
 from sklearn.utils import _safe_indexing
 
 from ._markers import estimator_marker, labeled_mask
+from ._pipelines import transduction_of
 
 __all__ = ["SSLScorer", "get_ssl_scorer", "make_ssl_scorer"]
 
@@ -31,15 +32,16 @@ def _n_rows(X):
 class _TransductionView:
     """The estimator as seen by a scorer of its transductive predictions on ``rows``.
 
-    ``predict`` returns ``transduction_[rows]`` (the labels the fit inferred for those training
-    points); every other attribute -- ``decision_function``, ``predict_proba``, ``classes_``, the
-    estimator tags -- is the estimator's own, evaluated on the rows' features.  For kernel
-    expansions such as LapRLS those equal the transductive values: the fitted function evaluated
-    at a training point.
+    ``predict`` returns ``transduction[rows]`` (the labels the fit inferred for those training
+    points: :func:`~._pipelines.transduction_of`); every other attribute --
+    ``decision_function``, ``predict_proba``, ``classes_``, the estimator tags -- is the
+    estimator's own, evaluated on the rows' features.  For kernel expansions such as LapRLS
+    those equal the transductive values: the fitted function evaluated at a training point.
     """
 
-    def __init__(self, estimator, rows):
+    def __init__(self, estimator, transduction, rows):
         self._estimator = estimator
+        self._transduction = transduction
         self._rows = rows
 
     def predict(self, X):
@@ -47,7 +49,7 @@ class _TransductionView:
             raise ValueError(
                 f"the transductive predictions cover {self._rows.size} rows, got {_n_rows(X)}"
             )
-        return np.asarray(self._estimator.transduction_)[self._rows]
+        return self._transduction[self._rows]
 
     def __getattr__(self, name):
         return getattr(self._estimator, name)
@@ -130,7 +132,8 @@ class SSLScorer:
         Parameters
         ----------
         estimator : fitted estimator with ``transduction_``
-            Fitted on all rows of ``X`` (the rows' labels hidden).
+            Fitted on all rows of ``X`` (the rows' labels hidden); a pipeline whose final step
+            has ``transduction_`` is read through that step.
         X : array-like or sparse matrix of shape (n_samples, n_features)
             The training points the estimator was fitted on.
         y_true : array-like of shape (n_samples,) or (n_samples, n_targets)
@@ -143,16 +146,18 @@ class SSLScorer:
         Returns
         -------
         float
+
+        Raises
+        ------
+        NoTransductionError
+            A ``TypeError``: neither the estimator nor a pipeline's final step has
+            ``transduction_`` (the message names the fix, inductive folds).
         """
-        if not hasattr(estimator, "transduction_"):
-            raise ValueError(
-                f"{type(estimator).__name__} has no transduction_, so transductive folds cannot "
-                "score it; use SSLKFold(transductive=False)"
-            )
+        transduction = transduction_of(estimator, _n_rows(X))
         rows = np.asarray(rows)
         y_rows, mask = self._labeled(estimator, np.asarray(y_true)[rows])
         rows = rows[mask]
-        view = _TransductionView(estimator, rows)
+        view = _TransductionView(estimator, transduction, rows)
         inner = self._inner(estimator)
         return float(inner(view, _safe_indexing(X, rows), y_rows[mask], **kwargs))
 

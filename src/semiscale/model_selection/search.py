@@ -20,9 +20,15 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_X
-from ._evaluate import Evaluator, check_error_score, graph_params_of
+from ._evaluate import (
+    Evaluator,
+    all_failed_error,
+    check_error_score,
+    check_input,
+    graph_params_of,
+)
 from ._markers import estimator_marker
+from ._pipelines import transduction_of
 from .folds import check_ssl_cv
 from .scoring import get_ssl_scorer
 
@@ -57,15 +63,22 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     ----------
     estimator : estimator
         A semiscale estimator (``graph`` parameter, ``fit(X, y, laplacian=None)``) gets the graph
-        reuse described in the module docstring; any other estimator is fitted plainly.
+        reuse described in the module docstring; any other estimator is fitted plainly.  A
+        scikit-learn ``Pipeline`` whose earlier steps are transformers
+        (``make_pipeline(StandardScaler(), LapRLSClassifier())``) works with every kind of
+        folds: transductive folds read the final step's ``transduction_``, its labels for the
+        training rows, which the transformers map one to one.  An estimator without
+        ``transduction_`` is refused at its first fit, naming the fix (inductive folds).
     param_grid : dict or list of dicts
         Parameter names (nested with ``__``, e.g. ``"graph__n_neighbors"``,
         ``"kernel__gamma"``) to lists of values, as scikit-learn's ``ParameterGrid``.  Every point
         is checked (parameter names, the estimator's, graph's and kernel's own checks) before
         anything is fitted.
     cv : int, SSLKFold, scikit-learn splitter or None, default=5
-        An int: ``SSLKFold(cv)`` (transductive, shuffled).  Pass an :class:`SSLKFold` with a
-        ``random_state`` for reproducible folds, ``transductive=False`` for inductive ones.
+        An int (None: 5): ``SSLKFold(cv, shuffle=False)``, transductive folds of the labeled
+        and of the unlabeled points in row order, the same on every call (scikit-learn's
+        ``GridSearchCV(cv=int)`` does not shuffle either).  Pass an :class:`SSLKFold` with a
+        ``random_state`` for shuffled folds, ``transductive=False`` for inductive ones.
     scoring : None, str, callable or SSLScorer, default=None
         On labeled held-out points only; None is accuracy (classifiers) or R² (regressors).
     refit : bool, default=True
@@ -76,7 +89,14 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
         search).  True means 1 (:mod:`semiscale._progress`).
     error_score : "raise" or float, default=np.nan
-        Score of a fit that fails (with a ``FitFailedWarning``), or "raise".
+        Score of a fit that fails (with a ``FitFailedWarning``), or "raise".  When every grid
+        point fails the search raises a ``ValueError`` naming the first failure.
+    n_jobs : int or None, default=None
+        Fits run in parallel with joblib, as in scikit-learn's ``GridSearchCV``: None is 1
+        (unless inside a ``joblib.parallel_config`` context), -1 all cores.  Graphs are still
+        built once, in the calling process, and sent to the fits that use them; the results
+        equal those of ``n_jobs=1``.  Leave the estimator's own ``n_jobs`` at 1 (or None) when
+        using it, or the two multiply.
 
     Attributes
     ----------
@@ -107,7 +127,12 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     classes_ : ndarray
         The best estimator's classes (classifiers).
     transduction_ : ndarray
-        The best estimator's labels for the training points.
+        The best estimator's labels for the training points (a pipeline's final step's).
+    n_features_in_ : int
+        The best estimator's (with ``refit``).
+    feature_names_in_ : ndarray of str
+        The column names of a DataFrame ``X``, from the best estimator, which is refitted on
+        ``X`` as given (with ``refit``; absent for an ``X`` without string column names).
 
     Examples
     --------
@@ -139,6 +164,7 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         refit=True,
         verbose=0,
         error_score=np.nan,
+        n_jobs=None,
     ):
         self.estimator = estimator
         self.param_grid = param_grid
@@ -147,6 +173,7 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.refit = refit
         self.verbose = verbose
         self.error_score = error_score
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ checks
     def _points(self):
@@ -215,13 +242,11 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             An invalid grid point (before any fit), too few labeled points for the folds, or a
             laplacian together with a grid over the graph.
         """
-        X = check_X(X)
-        y = np.asarray(y)
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"y has {y.shape[0]} rows but X has {X.shape[0]} samples")
         error_score = check_error_score(self.error_score)
         points = self._points()
         template = self._template(points, laplacian)
+        X_given = X
+        X, y = check_input(template, X, y, laplacian)
         splitter = check_ssl_cv(self.cv)
         default_marker = getattr(splitter, "unlabeled", -1)
         evaluator = Evaluator(
@@ -233,6 +258,8 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             verbose=self.verbose,
             name=type(self).__name__,
             default_marker=default_marker,
+            n_jobs=self.n_jobs,
+            X_refit=X_given,
         )
         evaluator.check(points)  # every point, before any fit
         self._check_before_fits(template, points)
@@ -244,10 +271,7 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.cv_results_ = self._results(points, results)
         means = self.cv_results_["mean_test_score"]
         if np.isnan(means).all():
-            raise ValueError(
-                "every grid point failed on some fold (all mean scores are NaN); see the "
-                "FitFailedWarning messages, or pass error_score='raise' to see the first error"
-            )
+            raise all_failed_error(evaluator, len(points))
         self.best_index_ = int(np.flatnonzero(self.cv_results_["rank_test_score"] == 1)[0])
         self.best_params_ = points[self.best_index_]
         self.best_score_ = float(means[self.best_index_])
@@ -322,9 +346,19 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     @property
     def transduction_(self):
         """Labels (or targets) the best estimator inferred for the training points."""
-        return self._best("transduction_").transduction_
+        return transduction_of(self._best("transduction_"))
 
     @property
     def classes_(self):
         """Classes of the best estimator."""
         return self._best("classes_").classes_
+
+    @property
+    def n_features_in_(self):
+        """Number of features the best estimator was fitted on."""
+        return self._best("n_features_in_").n_features_in_
+
+    @property
+    def feature_names_in_(self):
+        """Column names of the DataFrame ``X`` the best estimator was fitted on."""
+        return self._best("feature_names_in_").feature_names_in_

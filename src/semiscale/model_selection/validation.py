@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_X
-from ._evaluate import Evaluator, check_error_score
+from ._evaluate import Evaluator, check_error_score, check_input
 from ._markers import estimator_marker
 from .folds import check_ssl_cv
 from .scoring import get_ssl_scorer
@@ -37,16 +36,19 @@ def ssl_cross_validate(
     ----------
     estimator : estimator
         Unfitted; cloned for every fold.  semiscale estimators (a ``graph`` parameter and
-        ``fit(X, y, laplacian=None)``) get one graph per training set; others are fitted plainly.
+        ``fit(X, y, laplacian=None)``) get one graph per training set; others (a scikit-learn
+        ``Pipeline`` ending in a semiscale estimator, ...) are fitted plainly, on ``X`` as
+        given.  Transductive folds read a pipeline's ``transduction_`` from its final step.
     X : array-like or sparse matrix of shape (n_samples, n_features)
         All points, labeled and unlabeled.
     y : array-like of shape (n_samples,) or (n_samples, n_targets)
         Targets; unlabeled points marked with the estimator's marker (``unlabeled``, default -1,
         for classifiers; NaN for regressors).
     cv : int, SSLKFold, scikit-learn splitter or None, default=None
-        None: ``SSLKFold(5)`` (transductive); an int: ``SSLKFold(cv)``.  A scikit-learn splitter
-        or a list of ``(train, test)`` pairs gives inductive folds scored on their test rows'
-        labeled points.
+        None: ``SSLKFold(5, shuffle=False)`` (transductive, the same folds on every call, as
+        scikit-learn's ``cv=int``); an int: ``SSLKFold(cv, shuffle=False)``.  A scikit-learn
+        splitter or a list of ``(train, test)`` pairs gives inductive folds scored on their test
+        rows' labeled points.
     scoring : None, str, callable or SSLScorer, default=None
         See :func:`~semiscale.model_selection.get_ssl_scorer`; None is accuracy (classifiers) or
         R² (regressors) on the held-out labeled points.
@@ -83,10 +85,7 @@ def ssl_cross_validate(
     >>> result["n_graph_fits"]
     1
     """
-    X = check_X(X)
-    y = np.asarray(y)
-    if y.shape[0] != X.shape[0]:
-        raise ValueError(f"y has {y.shape[0]} rows but X has {X.shape[0]} samples")
+    X, y = check_input(estimator, X, y, laplacian)
     error_score = check_error_score(error_score)
     splitter = check_ssl_cv(cv)
     default_marker = getattr(splitter, "unlabeled", -1)
