@@ -10,6 +10,7 @@ import pytest
 
 from semiscale._progress import (
     current_verbosity,
+    draws_bars,
     enabled,
     log,
     progress,
@@ -62,7 +63,9 @@ def test_ambient_level_does_not_leak_into_other_threads():
     assert seen == [0]
 
 
-def test_bars_stages_and_log_write_to_stderr_only_when_enabled(capsys):
+@pytest.mark.parametrize("bars", [True, False], ids=["terminal", "file"])
+def test_bars_stages_and_log_write_to_stderr_only_when_enabled(bars, capsys, monkeypatch):
+    monkeypatch.setattr("semiscale._progress.DRAW_BARS", bars)
     for _ in progress(range(3), desc="silent loop"):
         pass
     with stage("silent stage"):
@@ -79,15 +82,96 @@ def test_bars_stages_and_log_write_to_stderr_only_when_enabled(capsys):
     log("not at level 2", verbose=1, level=2)
     captured = capsys.readouterr()
     assert captured.out == ""
-    for text in ("loud loop", "3/3", "loud stage", "step two", "loud message"):
+    for text in ("loud loop", "3/3", "loud stage", "loud message"):
         assert text in captured.err, text
     assert "not at level 2" not in captured.err
+    # a drawn stage shows what it is doing; its plain line, written at the end, does not
+    assert ("step two" in captured.err) == bars
+
+
+def test_no_control_characters_where_no_bar_is_drawn(capsys, monkeypatch):
+    # pytest's capture is no terminal: every bar and stage is one plain line, written when it
+    # closes, indented by the bars and stages open around it (so inner lines come first)
+    monkeypatch.setattr("semiscale._progress.TICK_SECONDS", 0.01)
+    with verbosity(1), ticking_stage("outer"):
+        with stage("inner") as inner:
+            inner.set_postfix_str("working")
+            for _ in progress(range(4), desc="loop", unit="point"):
+                threading.Event().wait(0.02)  # past TICK_SECONDS: a drawn clock would tick
+            with progress(desc="counter") as bar:
+                bar.update(7)
+                bar.set_postfix_str("residual 1e-9")
+            log("a message")
+        with progress(total=2_000_000, desc="download", unit="B", unit_scale=True) as bar:
+            bar.update(2_000_000)
+    err = capsys.readouterr().err
+    assert "\r" not in err and "\x1b" not in err
+    lines = err.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "    loop",
+        "    counter",
+        "a message",
+        "  inner",
+        "  download",
+        "outer",
+    ]
+    assert lines[0].startswith("    loop: 100% 4/4 [0.") and lines[0].endswith("point/s]")
+    assert lines[1].startswith("    counter: 7it [0.") and lines[1].endswith(", residual 1e-9]")
+    assert lines[3].startswith("  inner: 0.") and lines[3].endswith(" s")
+    assert lines[4].startswith("  download: 100% 2.00M/2.00M [")
+    assert lines[5].startswith("outer: 0.") and lines[5].endswith(" s")
+    # the depth is restored: the next line starts at the margin, and no ticking thread is left
+    with verbosity(1), stage("after"):
+        pass
+    assert capsys.readouterr().err.startswith("after: ")
+    assert not [t for t in threading.enumerate() if t.name == "semiscale-progress"]
+
+
+def test_a_failed_block_writes_no_line(capsys):
+    # its error says what failed: "failing stage: 0.00 s" before it would read as a success
+    with verbosity(1):
+        with pytest.raises(KeyError), stage("failing stage"):
+            raise KeyError("x")
+        with pytest.raises(KeyError), progress(total=3, desc="failing bar") as bar:
+            bar.update()
+            raise KeyError("x")
+        with stage("next stage"):
+            pass
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("next stage: ")  # at the margin: the failed ones closed
+
+
+class _Stream:
+    """A stream that says whether it is a terminal (or cannot say)."""
+
+    def __init__(self, tty):
+        self.tty = tty
+
+    def isatty(self):
+        if isinstance(self.tty, Exception):
+            raise self.tty
+        return self.tty
+
+
+def test_bars_are_drawn_on_terminals_and_notebooks_only(monkeypatch):
+    monkeypatch.delenv("TERM", raising=False)
+    assert draws_bars(_Stream(True))
+    assert not draws_bars(_Stream(False))
+    assert not draws_bars(_Stream(ValueError("I/O operation on closed file")))
+    assert not draws_bars(object())  # no isatty at all
+    notebook = type("OutStream", (), {"__module__": "ipykernel.iostream"})()
+    assert draws_bars(notebook)  # renders '\r' though it is no terminal
+    monkeypatch.setenv("TERM", "dumb")  # cannot move the cursor up for nested bars
+    assert not draws_bars(_Stream(True))
+    monkeypatch.setattr("semiscale._progress.DRAW_BARS", True)
+    assert draws_bars(_Stream(False))
 
 
 def test_ticking_redraws_then_stops_its_thread(capsys, monkeypatch):
     import semiscale._progress as ticker
 
     monkeypatch.setattr(ticker, "TICK_SECONDS", 0.01)
+    monkeypatch.setattr(ticker, "DRAW_BARS", True)
     with ticking_stage("a long step", verbose=1):
         threading.Event().wait(0.1)
     assert "a long step: 00:00" in capsys.readouterr().err

@@ -181,6 +181,7 @@ def _draw_every_state(monkeypatch):
     import semiscale._progress
 
     monkeypatch.setattr(semiscale._progress, "MIN_INTERVAL", 0)
+    monkeypatch.setattr(semiscale._progress, "DRAW_BARS", True)  # the bar's states, not its line
 
 
 def test_a_run_shows_a_bar_over_its_fits_and_counts_recorded_ones_as_done(

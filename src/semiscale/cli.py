@@ -274,6 +274,23 @@ def _download_hint(exc: OSError) -> str:
     return ""
 
 
+#: Exit status after the reader of stdout went away: 128 + SIGPIPE, as for `yes | head`.
+EXIT_BROKEN_PIPE = 141
+
+
+def _discard_stdout() -> None:
+    """Point stdout's file descriptor at the null device, so the exit's flush cannot fail."""
+    import os
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):  # not a file (a caller's StringIO)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 def _level(args) -> int:
     """The verbosity a command runs at: 1 (progress on stderr) unless ``--quiet``."""
     return 0 if getattr(args, "quiet", False) else 1
@@ -298,7 +315,14 @@ def main(argv=None) -> int:
         # The ambient level reaches the library's own progress (kNN search, kernel caching,
         # (P)CG iterations) without a verbose= on every object the command builds.
         with verbosity(_level(args)):
-            return COMMANDS[args.command](args)
+            code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a reader that left (`| head`) shows here, not at the exit's flush
+        return code
+    except BrokenPipeError:
+        # The reader closed the pipe: stop quietly, as Unix tools do, with the status a shell
+        # reports for a command ended by SIGPIPE.
+        _discard_stdout()
+        return EXIT_BROKEN_PIPE
     except OSError as exc:  # downloads, the data directory, missing files
         print(
             f"semiscale {args.command}: error: {_one_line(exc)}{_download_hint(exc)}",

@@ -31,7 +31,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._progress import enabled, log
+from .._progress import log, progress
 from .registry import DataFile, dataset_info
 
 __all__ = [
@@ -192,20 +192,19 @@ def locate_file(
 
 def _download_one(url: str, dest: Path, verbose: bool) -> Path:
     """Stream ``url`` into a temporary file beside ``dest``; return the temporary path."""
-    from tqdm.auto import tqdm
-
     request = urllib.request.Request(url, headers={"User-Agent": "semiscale-datasets"})
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(request, timeout=_TIMEOUT) as resp:
             total = resp.headers.get("Content-Length")
-            with tqdm(
+            # a bar on a terminal, one line in a log (semiscale._progress)
+            with progress(
                 total=int(total) if total else None,
                 unit="B",
                 unit_scale=True,
                 desc=dest.name,
-                disable=not enabled(verbose),
+                verbose=verbose,
             ) as bar:
                 for chunk in iter(lambda: resp.read(_CHUNK), b""):
                     out.write(chunk)
