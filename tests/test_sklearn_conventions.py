@@ -226,7 +226,7 @@ def test_every_parameter_is_validated_declaratively(estimator):
     [
         ({"ambient_reg": -1.0}, "The 'ambient_reg' parameter of LapRLSClassifier must be"),
         ({"intrinsic_reg": np.nan}, "The 'intrinsic_reg' parameter"),
-        ({"kernel": "rbf"}, "'kernel' parameter .* must be an instance of 'semiscale.kernels"),
+        ({"kernel": "gaussian"}, "'kernel' parameter .* must be an instance of 'semiscale.kernels"),
         ({"graph": 8}, "'graph' parameter .* must be an object implementing 'fit'"),
         ({"solver": "lu"}, "'solver' parameter .* must be a str among"),
         ({"preconditioner": "magic"}, "'preconditioner' parameter"),

@@ -1,4 +1,5 @@
-"""One vocabulary across estimators (issue 28 item 6): renamed parameters and their deprecation.
+"""One vocabulary across estimators (issue 28 items 6 and 7): renamed parameters and their
+deprecation, kernel names.
 
 ``solver`` names, in every estimator, the method that solves the linear (or optimisation)
 system; ``LapSVC``'s choice between the primal and the dual is ``formulation``.  The old
@@ -9,17 +10,19 @@ keep them as given.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
-from semiscale.kernels import RBF
+from semiscale.kernels import RBF, Linear
 from semiscale.model_selection.bif import supports_bif
-from semiscale.models import LapSVC, NystromLapSVC
+from semiscale.models import LapRLSClassifier, LapSVC, NystromLapSVC
+from semiscale.utils import all_estimators
 
 
 def _moons(n=80):
@@ -118,3 +121,41 @@ def test_nystrom_lapsvc_loss_auto_is_the_squared_hinge():
     assert NystromLapSVC().loss == LapSVC().loss == "auto"
     squared = NystromLapSVC(loss="squared_hinge", **common).fit(X, y)
     np.testing.assert_array_equal(auto.decision_function(X), squared.decision_function(X))
+
+
+# --------------------------------------------------------------------------- kernel names
+_KERNEL_MODELS = [
+    cls
+    for _, cls in all_estimators(type_filter=["classifier", "regressor"])
+    if "kernel" in inspect.signature(cls).parameters
+]
+
+
+@pytest.mark.parametrize("cls", _KERNEL_MODELS, ids=lambda c: c.__name__)
+def test_a_kernel_name_is_the_estimators_default_kernel_of_that_class(cls):
+    # "rbf" means the estimator's own RBF (its default width), as SVC(kernel="rbf") means SVC's
+    X, y = _moons(60)
+    if not is_classifier(cls()):
+        y = np.where(y == -1, np.nan, y.astype(float))
+    small = dict(graph=KNNGraph(n_neighbors=6), random_state=0)
+    if "n_centers" in inspect.signature(cls).parameters:
+        small["n_centers"] = 20
+    default = cls(**small)
+    by_name = cls(kernel="rbf", **small).fit(X, y)
+    by_object = cls(kernel=clone(default.kernel), **small).fit(X, y)
+    assert isinstance(default.kernel, RBF)
+    assert by_name.kernel_.get_params() == by_object.kernel_.get_params()
+    np.testing.assert_array_equal(by_name.predict(X), by_object.predict(X))
+    linear = cls(kernel="linear", **small).fit(X, y)
+    assert isinstance(linear.kernel_, Linear)
+    with pytest.raises(ValueError, match="'kernel' parameter.*'rbf'"):
+        cls(kernel="gaussian", **small).fit(X, y)
+
+
+def test_laprls_kernel_rbf_equals_its_rbf_object():
+    X, y = _moons(100)
+    by_name = LapRLSClassifier(kernel="rbf", random_state=0).fit(X, y)
+    by_object = LapRLSClassifier(kernel=RBF(gamma="local"), random_state=0).fit(X, y)
+    np.testing.assert_array_equal(by_name.decision_function(X), by_object.decision_function(X))
+    # with a fixed width the name is only a spelling: grid search over names works too
+    assert LapRLSClassifier(kernel="laplacian").get_params()["kernel"] == "laplacian"

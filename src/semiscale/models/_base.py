@@ -53,6 +53,7 @@ from ._defaults import (  # noqa: F401 - re-exported: the estimators import them
     DEFAULT_KERNEL,
     EARLY_STOPPING_CONSTRAINTS,
     EXACT_LAPRLS_AUTO_INTRINSIC_REG_FACTOR,
+    KERNEL_CONSTRAINT,
     MANIFOLD_PARAMETER_CONSTRAINTS,
     OUT_OF_SAMPLE_CONSTRAINT,
     UNLABELED_CONSTRAINT,
@@ -60,6 +61,7 @@ from ._defaults import (  # noqa: F401 - re-exported: the estimators import them
     auto_intrinsic_reg,
     default_graph,
     default_kernel,
+    kernel_to_fit,
 )
 from ._extension import extend, extension_rule
 from ._fit_state import FitState, centring_offset, labeled_prior
@@ -223,7 +225,7 @@ class ManifoldMixin(GraphOwnerMixin):
         else:
             self.graph_ = None
         timings["graph"] = time.perf_counter() - tic
-        kernel = self.kernel if self.kernel is not None else clone(self._default_kernel)
+        kernel = kernel_to_fit(self.kernel, self._default_kernel)
         self.kernel_ = kernel.fit(X, y, laplacian=L, random_state=random_state)
         if L is not None:
             trace = float(L.diagonal().sum())

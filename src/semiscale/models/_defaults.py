@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._random import RANDOM_STATE_CONSTRAINT
 from ..graph import KNNGraph
-from ..kernels import RBF, Kernel
+from ..kernels import KERNEL_NAMES, RBF, Kernel, resolve_kernel
 from ..solvers.preconditioners import PRECONDITIONERS
 
 __all__ = [
@@ -25,12 +25,14 @@ __all__ = [
     "DEFAULT_GRAPH",
     "DEFAULT_KERNEL",
     "EARLY_STOPPING_CONSTRAINTS",
+    "KERNEL_CONSTRAINT",
     "MANIFOLD_PARAMETER_CONSTRAINTS",
     "OUT_OF_SAMPLE_CONSTRAINT",
     "UNLABELED_CONSTRAINT",
     "auto_intrinsic_reg",
     "default_graph",
     "default_kernel",
+    "kernel_to_fit",
 ]
 
 
@@ -49,8 +51,10 @@ DEFAULT_GRAPH = KNNGraph()
 
 #: ``_parameter_constraints`` (scikit-learn's declarative validation, checked at the start of
 #: ``fit``) of the parameters every estimator shares; each estimator adds its own.
+#: ``kernel``: a kernel object, a kernel's name (:func:`kernel_to_fit`) or None (the default).
+KERNEL_CONSTRAINT = {"kernel": [Kernel, StrOptions(set(KERNEL_NAMES)), None]}
 MANIFOLD_PARAMETER_CONSTRAINTS = {
-    "kernel": [Kernel, None],
+    **KERNEL_CONSTRAINT,
     "graph": [HasMethods(["fit"]), None],
     "ambient_reg": [Interval(Real, 0, None, closed="left")],
     "intrinsic_reg": [Interval(Real, 0, None, closed="left")],
@@ -119,6 +123,32 @@ def _is_shared_default(obj) -> bool:
 def default_kernel():
     """A fresh default kernel of the regressors: ``RBF(gamma="median")``."""
     return clone(DEFAULT_KERNEL)
+
+
+def kernel_to_fit(kernel, default: Kernel) -> Kernel:
+    """The kernel an estimator fits for its ``kernel`` parameter, ``default`` its default kernel.
+
+    None: a copy of ``default``.  A name of :data:`semiscale.kernels.KERNEL_NAMES`: that kernel
+    (:func:`~semiscale.kernels.resolve_kernel`), with the default's width when it is the
+    default's class, so that ``kernel="rbf"`` means this estimator's default RBF as
+    ``SVC(kernel="rbf")`` means SVC's (``gamma="scale"`` there), and with its class's defaults
+    otherwise.  A kernel object: itself.
+
+    Examples
+    --------
+    >>> from semiscale.kernels import RBF
+    >>> from semiscale.models._defaults import kernel_to_fit
+    >>> kernel_to_fit("rbf", RBF(gamma="local"))
+    RBF(gamma='local')
+    >>> kernel_to_fit("linear", RBF(gamma="local"))
+    Linear()
+    """
+    if kernel is None:
+        return clone(default)
+    if isinstance(kernel, str):
+        same_class = KERNEL_NAMES.get(kernel) is type(default)
+        return resolve_kernel(kernel, gamma=default.gamma if same_class else None)
+    return kernel
 
 
 def default_graph():

@@ -78,9 +78,12 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
 
     Parameters
     ----------
-    kernel : Kernel or None, default=RBF(gamma="median")
+    kernel : Kernel, str or None, default=RBF(gamma="median")
         Kernel object from :mod:`semiscale.kernels` (fixed, or fitted on the training data);
         None also means ``RBF(gamma="median")``.
+        A name of :data:`semiscale.kernels.KERNEL_NAMES` (``"rbf"``, ``"laplacian"``,
+        ``"linear"``, ``"poly"``) builds that kernel: ``"rbf"`` with this default's width (as
+        ``SVC(kernel="rbf")`` means SVC's default), the others with their class's defaults.
     graph : KNNGraph, PrecomputedGraph or None, default=KNNGraph()
         Graph builder whose ``laplacian_`` defines the intrinsic term (None also means
         ``KNNGraph()``); :class:`semiscale.graph.PrecomputedGraph` reuses a Laplacian of the
@@ -244,12 +247,15 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
 
     Parameters
     ----------
-    kernel : Kernel or None, default=RBF(gamma="local")
+    kernel : Kernel, str or None, default=RBF(gamma="local")
         Kernel object from :mod:`semiscale.kernels` (fixed, or fitted on the training data);
         None also means ``RBF(gamma="local")``: σ is the data's local scale (the median
         distance to the 8th nearest point of a 1,000-point sample).  The regressors' median
         width is too wide for classes that interleave, such as two moons with one label per
         class (``benchmarks/results/defaults/``).
+        A name of :data:`semiscale.kernels.KERNEL_NAMES` (``"rbf"``, ``"laplacian"``,
+        ``"linear"``, ``"poly"``) builds that kernel: ``"rbf"`` with this default's width (as
+        ``SVC(kernel="rbf")`` means SVC's default), the others with their class's defaults.
     graph : KNNGraph, PrecomputedGraph or None, default=KNNGraph()
         Graph builder whose ``laplacian_`` defines the intrinsic term (None also means
         ``KNNGraph()``); :class:`semiscale.graph.PrecomputedGraph` reuses a Laplacian of the

@@ -120,9 +120,12 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
 
     Parameters
     ----------
-    kernel : Kernel or None, default=RBF(gamma="local")
+    kernel : Kernel, str or None, default=RBF(gamma="local")
         Kernel object from :mod:`semiscale.kernels` (fixed, or fitted on the training data);
         None also means ``RBF(gamma="local")``.
+        A name of :data:`semiscale.kernels.KERNEL_NAMES` (``"rbf"``, ``"laplacian"``,
+        ``"linear"``, ``"poly"``) builds that kernel: ``"rbf"`` with this default's width (as
+        ``SVC(kernel="rbf")`` means SVC's default), the others with their class's defaults.
     graph : KNNGraph, PrecomputedGraph or None, default=KNNGraph()
         Graph builder whose ``laplacian_`` defines the intrinsic term (None also means
         ``KNNGraph()``).  Ignored when ``fit`` receives ``laplacian=`` or when

@@ -49,16 +49,18 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._random import RANDOM_STATE_CONSTRAINT, as_random_state
 from ..graph import KNNGraph
-from ..kernels import RBF, Kernel, LaplacianKernel
+from ..kernels import RBF, LaplacianKernel
 from ..solvers.cvm import core_vector_machine
 from ..solvers.slapcvm_kernel import SLapCVMKernel, graph_edges
 from ._base import (
+    KERNEL_CONSTRAINT,
     UNLABELED_CONSTRAINT,
     FitContract,
     ManifoldMixin,
     SSLClassifierMixin,
     SSLRegressorMixin,
     _check_fit_laplacian,
+    kernel_to_fit,
 )
 
 __all__ = [
@@ -88,7 +90,7 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "kernel": [Kernel, None],
+        **KERNEL_CONSTRAINT,
         "graph": [HasMethods(["fit"]), None],
         "C": [Interval(Real, 0, None, closed="neither")],
         "mu": [Interval(Real, 0, None, closed="neither"), None],
@@ -141,7 +143,7 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
                 "(n_neighbors) and that X has distinct points"
             )
         graph_seconds = time.perf_counter() - start
-        kernel = self.kernel if self.kernel is not None else SLAPCVM_KERNEL
+        kernel = kernel_to_fit(self.kernel, SLAPCVM_KERNEL)
         self.kernel_ = kernel.fit(X, y, laplacian=None, random_state=random_state)
         mu = 1.0 / m if self.mu is None else float(self.mu)
         theta = THETA_EDGE_RATIO * self.n_edges_ / m if self.theta == "auto" else self.theta
@@ -244,10 +246,13 @@ class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
 
     Parameters
     ----------
-    kernel : Kernel or None, default=RBF(gamma="mean")
+    kernel : Kernel, str or None, default=RBF(gamma="mean")
         The base kernel; the default is paper 001's exp(−‖x − z‖²/β), β the mean squared
         distance of the points to their mean (None also means it).  The paper's two-moons
         experiment uses ``RBF(gamma=4.0)`` (β = 0.25).
+        A name of :data:`semiscale.kernels.KERNEL_NAMES` (``"rbf"``, ``"laplacian"``,
+        ``"linear"``, ``"poly"``) builds that kernel: ``"rbf"`` with this default's width (as
+        ``SVC(kernel="rbf")`` means SVC's default), the others with their class's defaults.
     graph : KNNGraph or None, default=SLAPCVM_GRAPH
         The graph whose edges become constraints; the default is paper 001's 6-NN graph with
         weights exp(−d²/β_g), β_g the mean squared edge length, united:
@@ -420,10 +425,13 @@ class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
 
     Parameters
     ----------
-    kernel : Kernel or None, default=RBF(gamma="mean")
+    kernel : Kernel, str or None, default=RBF(gamma="mean")
         The base kernel; the default is paper 001's exp(−‖x − z‖²/β), β the mean squared
         distance of the points to their mean (None also means it).  The paper's two-moons
         experiment uses ``RBF(gamma=4.0)`` (β = 0.25).
+        A name of :data:`semiscale.kernels.KERNEL_NAMES` (``"rbf"``, ``"laplacian"``,
+        ``"linear"``, ``"poly"``) builds that kernel: ``"rbf"`` with this default's width (as
+        ``SVC(kernel="rbf")`` means SVC's default), the others with their class's defaults.
     graph : KNNGraph or None, default=SLAPCVM_GRAPH
         The graph whose edges become constraints; the default is paper 001's 6-NN graph with
         weights exp(−d²/β_g), β_g the mean squared edge length, united:
