@@ -33,6 +33,11 @@ default) and a :class:`~semiscale.graph.DisconnectedGraphWarning` saying how man
 ``predict(X_new)`` extends the graph to the new points (a harmonic extension): a new point's
 scores are the heat-weighted average of the scores of its ``k`` nearest training points, with
 the fitted graph's ``k`` and bandwidth.
+
+``predict_proba`` maps the scores to probabilities, row by row, by each method's rule (Laplace
+learning's scores are already class distributions, renormalized after CMN; Poisson learning's
+go through a softmax at a temperature fixed in ``fit``); ``predict`` and ``transduction_`` are
+the arg max of those probabilities, so the three always agree.
 """
 
 from __future__ import annotations
@@ -101,7 +106,9 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
 
     Subclasses implement ``_solve_scores(L, targets, components, reached, prior)`` returning the
     scores of every training point (rows of unreached points are overwritten) and set
-    ``class_scale_``.
+    ``class_scale_``, and ``_proba_from_scores(scores)``, their map from scores to class
+    probabilities (row by row, keeping each row's arg max); ``_fit_proba(scores)`` may fix
+    that map's parameters from the training scores.
     """
 
     _parameter_constraints: dict = dict(GRAPH_LEARNING_PARAMETER_CONSTRAINTS)
@@ -198,11 +205,17 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
             )
         timings["solve"] = time.perf_counter() - tic
 
-        transduction = self.classes_[np.argmax(scores, axis=1)]
-        transduction[targets.labeled] = self.classes_[targets.codes[targets.labeled]]
-        self.scores_ = scores
-        self.transduction_ = transduction
         self.class_prior_ = prior
+        self._fit_proba(scores)
+        proba = self._proba_from_scores(scores)
+        # the labeled points keep their labels; the unreached ones the prior (exactly, where
+        # the map would change it: Poisson's softmax), which keeps the arg max
+        proba[targets.labeled] = 0.0
+        proba[targets.labeled, targets.codes[targets.labeled]] = 1.0
+        proba[~reached & ~targets.labeled] = prior
+        self.scores_ = scores
+        self.transduction_proba_ = proba
+        self.transduction_ = self.classes_[np.argmax(proba, axis=1)]
         self.n_labeled_ = targets.n_labeled
         self.n_unreached_ = n_unreached
         self.n_iter_ = 0 if result is None else int(result.n_iter)
@@ -219,6 +232,13 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
             self.verbose,
         )
         return self
+
+    def _fit_proba(self, scores):
+        """Fix the parameters of :meth:`_proba_from_scores` from the training scores (none)."""
+
+    def _proba_from_scores(self, scores):
+        """Class probabilities of each row of ``scores`` (a new array; each subclass's rule)."""
+        raise NotImplementedError
 
     def _resolve_solver(self, size):
         if self.solver == "auto":
@@ -289,8 +309,44 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         scores = self._extend(X)
         return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
 
+    def predict_proba(self, X):
+        """Class probabilities of new points, from the scores the graph extends to them.
+
+        The scores of :meth:`decision_function` (one column per class) go through the
+        estimator's map to probabilities, row by row (see the class's ``transduction_proba_``);
+        the map keeps each row's arg max.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_queries, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_queries, n_classes)
+            Non-negative rows summing to 1, columns in the order of ``classes_``.
+        """
+        return self._proba_from_scores(self._extend(X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` (``-inf`` where a probability is 0).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_queries, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_queries, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
     def predict(self, X):
-        """Class labels of new points: the arg max of :meth:`decision_function`'s scores.
+        """Class labels of new points: the arg max of :meth:`predict_proba`.
+
+        The map from scores to probabilities keeps each row's arg max (but in the degenerate
+        rows each estimator's ``transduction_proba_`` names), so this is also the arg max of
+        the class scores of :meth:`decision_function`.
 
         Parameters
         ----------
@@ -300,5 +356,5 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         -------
         ndarray of shape (n_queries,)
         """
-        scores = self._extend(X)
-        return self.classes_[np.argmax(scores, axis=1)]
+        proba = self.predict_proba(X)  # first: it raises NotFittedError before fit
+        return self.classes_[np.argmax(proba, axis=1)]

@@ -7,6 +7,8 @@ The shared fit path, unreached components and the extension to new points are in
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..solvers.graph_learning import laplace_learning
 from ._base import (
     DEFAULT_GRAPH,
@@ -34,6 +36,19 @@ class HarmonicClassifier(_GraphLearningClassifier):
     component of unlabeled points touches a label.  With ``class_mass_normalization=True``
     (CMN), class ``c`` is rescaled by ``q_c / Σ_u F_{uc}``, its prior over its mass on the
     unlabeled points, before the arg max.
+
+    Probabilities (:meth:`predict_proba`, ``transduction_proba_``): a row of ``F`` is the
+    distribution of the class of the first labeled point a random walk from the point hits
+    (Zhu et al.), so the probabilities are the scores ``s = F · diag(class_scale_)``
+    renormalized,
+
+    .. math::  P_{ic} = \frac{\max(s_{ic}, 0)}{\sum_k \max(s_{ik}, 0)},
+
+    i.e. without CMN the rows of ``F`` themselves, with CMN the walk's distribution reweighted by
+    each class's prior over its mass (Bayes' rule with the prior changed).  The clip at 0 only
+    removes CG's rounding (``F`` is non-negative, its computed rows are within ``tol``); a row
+    with no positive score (a normalized or ridge Laplacian far from every label) gets
+    ``class_prior_``.  The arg max of ``P`` is the arg max of the scores on every other row.
 
     Laplace learning degenerates when labels are very few: its solution flattens to a constant
     away from the labels (one label per class on usps's 7,291 training images, 10-NN graph:
@@ -100,7 +115,12 @@ class HarmonicClassifier(_GraphLearningClassifier):
     label_distributions_ : ndarray of shape (n_samples, n_classes)
         The harmonic solution ``F`` on the training points (one-hot on the labeled ones).
     scores_ : ndarray of shape (n_samples, n_classes)
-        ``F`` times ``class_scale_``; ``transduction_`` is its arg max.
+        ``F`` times ``class_scale_``.
+    transduction_proba_ : ndarray of shape (n_samples, n_classes)
+        Class probabilities of the training points (as scikit-learn's ``LabelSpreading``
+        calls ``label_distributions_``): the renormalized scores (above), one-hot on the
+        labeled points, ``class_prior_`` on the unreached ones; ``transduction_`` is its arg
+        max.
     class_scale_ : ndarray of shape (n_classes,)
         CMN's factors ``q_c / Σ_u F_{uc}`` (ones without CMN).
     class_prior_ : ndarray of shape (n_classes,)
@@ -157,6 +177,9 @@ class HarmonicClassifier(_GraphLearningClassifier):
     1.0
     >>> model.predict([[0.0, 1.0], [1.0, -0.5]])  # new points on each moon
     array([0, 1])
+    >>> model.predict_proba([[0.0, 1.0], [1.0, -0.5]]).round(2)
+    array([[1., 0.],
+           [0., 1.]])
     """
 
     _parameter_constraints: dict = {
@@ -191,6 +214,15 @@ class HarmonicClassifier(_GraphLearningClassifier):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.unlabeled = unlabeled
+
+    def _proba_from_scores(self, scores):
+        proba = np.maximum(scores, 0.0)
+        total = proba.sum(axis=1, keepdims=True)
+        empty = total[:, 0] <= 0
+        proba[empty] = self.class_prior_
+        total[empty] = 1.0
+        proba /= total
+        return proba
 
     def _solve_scores(self, L, targets, components, reached, prior):
         solution = laplace_learning(
