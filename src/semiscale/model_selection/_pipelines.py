@@ -106,8 +106,8 @@ def check_unsupervised(steps, owner: str) -> None:
         if get_tags(step).target_tags.required:
             raise TypeError(
                 f"{owner} fits the steps before the pipeline's last one on all rows without "
-                f"labels, but step {name!r} ({type(step).__name__}) needs y to fit; move it out "
-                "of the pipeline (fit it on the labeled rows yourself) or use method='exact'"
+                f"labels, but step {name!r} ({type(step).__name__}) needs y to fit; take it out "
+                "of the pipeline: fit it on the labeled rows yourself and search on its output"
             )
 
 
@@ -125,8 +125,8 @@ def fit_transform_steps(steps, X, owner: str):
         except Exception as exc:
             raise ValueError(
                 f"{owner} fits the steps before the pipeline's last one on all rows without "
-                f"labels, and step {name!r} ({type(step).__name__}) failed so: "
-                f"{type(exc).__name__}: {exc}; a step that reads y must leave the pipeline "
-                "(fit it on the labeled rows yourself), or use method='exact'"
+                f"labels, and step {name!r} ({type(step).__name__}) failed: "
+                f"{type(exc).__name__}: {exc}; if the step reads y, take it out of the "
+                "pipeline: fit it on the labeled rows yourself and search on its output"
             ) from exc
     return Xt

@@ -5,6 +5,10 @@ graph reuse, ``cv_results_`` layout, refit and delegation) whose folds are not r
 grid point is fitted once on all the data and every fold's held-out predictions come from
 :mod:`semiscale.model_selection.bif`.  ``method="exact"`` runs the same search with exact CV,
 the reference the approximation is measured against (``semiscale-bench paper004``).
+
+A ``Pipeline`` whose last step is such an estimator is searched by fitting the steps before it
+once per setting of theirs (on all rows, without labels) and expanding the last step's fit on
+the transformed points.
 """
 
 from __future__ import annotations
@@ -18,11 +22,20 @@ from sklearn.exceptions import FitFailedWarning
 
 from .._progress import _as_level, log, progress
 from .._random import check_random_state
+from .._validation import check_X
 from ..solvers.exact import reusing_kernel_matrices
 from ..solvers.influence import reusing_step_blocks
-from ._evaluate import _ALL_ROWS, FoldResults, _freeze, graph_params_of, kernel_key_of
+from ._evaluate import (
+    _ALL_ROWS,
+    Evaluator,
+    FoldResults,
+    _freeze,
+    graph_params_of,
+    kernel_key_of,
+)
 from ._fold_objectives import check_folds
 from ._markers import labeled_mask
+from ._pipelines import check_unsupervised, fit_transform_steps, is_pipeline, split_pipeline
 from .bif import (
     MAX_NEWTON_STEPS,
     _check_estimator,
@@ -33,7 +46,7 @@ from .bif import (
     score_function,
     wants_factor,
 )
-from .search import SSLGridSearchCV
+from .search import SSLGridSearchCV, template_for
 
 __all__ = ["BIFSearchCV"]
 
@@ -55,14 +68,22 @@ class BIFSearchCV(SSLGridSearchCV):
     estimator : estimator
         A semiscale manifold regularizer with a smooth loss (LapRLS,
         ``LapSVC(formulation="primal")`` -- paper 004 uses ``loss="huber_hinge"`` -- and their
-        Nyström variants).
+        Nyström variants), or a scikit-learn ``Pipeline`` whose last step is one
+        (``make_pipeline(StandardScaler(), LapRLSClassifier())``).  The steps before the last
+        are fitted on all rows, labeled and unlabeled, without the labels: they must be
+        unsupervised transforms (a scaler, a projection), which is legitimate in
+        semi-supervised learning -- the unlabeled points are training data, and no held-out
+        label reaches the transform.  A step that needs ``y`` is refused before any fit.  The
+        approximate CV expands the last step's fit on the transformed points; a grid point
+        that sets a parameter of an earlier step (``"standardscaler__with_std"``) refits the
+        earlier steps for its setting, once per setting.
     param_grid : dict or list of dicts
         As :class:`~semiscale.model_selection.SSLGridSearchCV`: kernel width
         (``kernel__gamma``), ``ambient_reg``, ``intrinsic_reg``, ``graph__n_neighbors``,
         ``graph__bandwidth``, ...  Every point is checked before anything is fitted.
     cv : int, SSLKFold or None, default=5
-        The folds approximated (an int: ``SSLKFold(cv)``, transductive); paper 004's are
-        inductive, ``SSLKFold(t, transductive=False)``.
+        The folds approximated (an int: ``SSLKFold(cv, shuffle=False)``, transductive); paper
+        004's are inductive, ``SSLKFold(t, transductive=False)``.
     method : {"bif", "exact"}, default="bif"
         ``"exact"``: refit every fold (the search of ``SSLGridSearchCV``).
     hessian : {"auto", "nystrom", "exact"}, default="auto"
@@ -84,6 +105,12 @@ class BIFSearchCV(SSLGridSearchCV):
         Seeds the sampled Nyström columns.
     max_newton_steps : int, default=20
         See :func:`~semiscale.model_selection.bif_cross_val_predict`.
+    n_jobs : int or None, default=None
+        ``method="exact"``: fits in parallel, as
+        :class:`~semiscale.model_selection.SSLGridSearchCV`.  ``method="bif"`` evaluates the
+        grid points one after the other (consecutive points share the kernel matrix, the
+        Nyström column blocks and the folds' subgraphs); the estimator's own ``n_jobs``
+        parallelises inside each fit.
 
     Attributes
     ----------
@@ -130,6 +157,7 @@ graph_time_, refit_time_, scorer_
         error_score=np.nan,
         random_state=None,
         max_newton_steps=MAX_NEWTON_STEPS,
+        n_jobs=None,
     ):
         super().__init__(
             estimator,
@@ -139,6 +167,7 @@ graph_time_, refit_time_, scorer_
             refit=refit,
             verbose=verbose,
             error_score=error_score,
+            n_jobs=n_jobs,
         )
         self.method = method
         self.hessian = hessian
@@ -155,7 +184,11 @@ graph_time_, refit_time_, scorer_
             return
         for index, point in enumerate(points):  # a point may switch to what BIF cannot expand
             try:
-                _check_estimator(clone(template).set_params(**point))
+                candidate = clone(template).set_params(**point)
+                if is_pipeline(candidate):
+                    before, (_, candidate) = split_pipeline(candidate)
+                    check_unsupervised(before, type(self).__name__)
+                _check_estimator(candidate)
             except TypeError as exc:
                 raise TypeError(f"param_grid point {index} {point!r}: {exc}") from None
         self._score = score_function(self.scoring, is_classifier(template))
@@ -163,8 +196,6 @@ graph_time_, refit_time_, scorer_
     def _evaluate(self, evaluator, points, folds, marker):
         if self.method == "exact":
             return super()._evaluate(evaluator, points, folds, marker)
-        X, y = evaluator.X, evaluator.y
-        check_folds(evaluator.estimator, X, y, folds, marker, self.hessian, evaluator.laplacian)
         # one draw of the Nyström columns for every grid point: their scores stay comparable
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         n_points, n_folds = len(points), len(folds)
@@ -173,6 +204,86 @@ graph_time_, refit_time_, scorer_
             np.zeros((n_points, n_folds)),
             np.zeros((n_points, n_folds)),
         )
+        if is_pipeline(evaluator.estimator):
+            self._evaluate_pipeline(evaluator, points, folds, marker, seed, out)
+        else:
+            self._evaluate_bif(evaluator, evaluator, points, folds, marker, seed, out)
+        return FoldResults(*out, [])
+
+    def _evaluate_pipeline(self, evaluator, points, folds, marker, seed, out):
+        """The BIF of the last step on ``X`` transformed by the earlier steps, fitted once per
+        setting of theirs; each point's group is kept on ``evaluator`` for the refit
+        (:meth:`_refit_best`), which lives as long as the search's ``fit``."""
+        owner = type(self).__name__
+        last = evaluator.estimator.steps[-1][0]
+        prefix = last + "__"
+        groups = {}
+        for p, point in enumerate(points):
+            before = {k: v for k, v in point.items() if not k.startswith(prefix)}
+            groups.setdefault(_freeze(before), (before, []))[1].append(p)
+        evaluator.pipeline_groups = {}
+        for before, point_ids in groups.values():
+            pipeline = clone(evaluator.estimator).set_params(**before)
+            steps, (_, final) = split_pipeline(pipeline)
+            try:
+                X_t = check_X(fit_transform_steps(steps, evaluator.X, owner))
+            except Exception as exc:  # every point of the setting fails with this cause
+                if evaluator.error_score == "raise":
+                    raise
+                evaluator.n_attempts += len(point_ids)
+                evaluator.failures.extend([exc] * len(point_ids))
+                warnings.warn(
+                    f"{owner}: the steps before the last, set to {before!r}, failed "
+                    f"({type(exc).__name__}: {exc}); the scores of their {len(point_ids)} "
+                    f"points are set to error_score={evaluator.error_score!r}",
+                    FitFailedWarning,
+                    stacklevel=3,
+                )
+                out[0][point_ids] = evaluator.error_score
+                continue
+            final_points = [
+                {k[len(prefix) :]: v for k, v in points[p].items() if k.startswith(prefix)}
+                for p in point_ids
+            ]
+            group = Evaluator(
+                template_for(final, final_points, evaluator.laplacian),
+                X_t,
+                evaluator.y,
+                laplacian=evaluator.laplacian,
+                error_score=evaluator.error_score,
+                verbose=evaluator.verbose,
+                name=owner,
+                default_marker=evaluator.default_marker,
+            )
+            sub = tuple(np.full((len(point_ids), len(folds)), np.nan) for _ in out)
+            self._evaluate_bif(group, evaluator, final_points, folds, marker, seed, sub)
+            for target, part in zip(out, sub):
+                target[point_ids] = part
+            evaluator.n_graph_fits += group.n_graph_fits
+            evaluator.graph_time += group.graph_time
+            for p, final_point in zip(point_ids, final_points):
+                evaluator.pipeline_groups[p] = (pipeline, group, final_point)
+
+    def _refit_best(self, evaluator):
+        groups = getattr(evaluator, "pipeline_groups", None)
+        if groups is None:
+            return super()._refit_best(evaluator)
+        pipeline, group, final_point = groups[self.best_index_]
+        n_graphs, seconds = group.n_graph_fits, group.graph_time
+        final, graph = group.refit(final_point)
+        evaluator.n_graph_fits += group.n_graph_fits - n_graphs
+        evaluator.graph_time += group.graph_time - seconds
+        # the earlier steps are the group's, fitted on all rows; the last is the refitted one
+        pipeline.steps[-1] = (pipeline.steps[-1][0], final)
+        return pipeline, graph
+
+    def _evaluate_bif(self, evaluator, record, points, folds, marker, seed, out):
+        """Fit each point once on ``evaluator``'s data and approximate its folds; failures are
+        recorded on ``record`` (the search's evaluator)."""
+        X, y = evaluator.X, evaluator.y
+        check_folds(evaluator.estimator, X, y, folds, marker, self.hessian, evaluator.laplacian)
+        n_points = len(points)
+        record.n_attempts += n_points
         # points sharing a graph setting one after the other: each graph is built once; and
         # within it those sharing a kernel: the exact solvers reuse K(X, X) between them, the
         # Nyström steps their column blocks (and the folds' subgraphs are built once)
@@ -181,10 +292,9 @@ graph_time_, refit_time_, scorer_
             key=lambda p: (repr(_graph_key(evaluator, points[p])), kernel_key_of(points[p])),
         )
         with reusing_kernel_matrices(), reusing_step_blocks():
-            self._evaluate_points(evaluator, points, folds, marker, order, seed, out)
-        return FoldResults(*out, [])
+            self._evaluate_points(evaluator, record, points, folds, marker, order, seed, out)
 
-    def _evaluate_points(self, evaluator, points, folds, marker, order, seed, out):
+    def _evaluate_points(self, evaluator, record, points, folds, marker, order, seed, out):
         X, y = evaluator.X, evaluator.y
         scores, fit_times, score_times = out
         n_folds = len(folds)
@@ -230,6 +340,7 @@ graph_time_, refit_time_, scorer_
             except Exception as exc:
                 if self.error_score == "raise":
                     raise
+                record.failures.append(exc)
                 warnings.warn(
                     f"{type(self).__name__}: point {point!r} failed ({type(exc).__name__}: "
                     f"{exc}); its scores are set to error_score={self.error_score!r}",

@@ -56,6 +56,36 @@ def _best_has(method):
     return check
 
 
+def template_for(estimator, points, laplacian):
+    """A clone of ``estimator`` to set every grid point on, with a graph object where the grid
+    sets ``graph__*`` on an estimator whose ``graph`` is None; refuses, before any fit,
+    parameters of a None kernel and a graph grid together with a given ``laplacian``."""
+    estimator = clone(estimator)
+    own = estimator.get_params(deep=False)
+    for point in points:
+        for key in point:
+            name = key.split("__", 1)[0]
+            if "__" in key and name in own and own[name] is None and name != "graph":
+                raise ValueError(
+                    f"param_grid sets {key!r}, but the estimator's {name} is None, which has "
+                    f"no parameters to set; give the estimator an explicit {name} object "
+                    "(e.g. kernel=RBF(gamma='median'))"
+                )
+    if laplacian is not None and any(graph_params_of(p) for p in points):
+        raise ValueError(
+            "param_grid sets the graph (graph or graph__*), but a laplacian was given to "
+            "fit, which replaces the graph; drop the graph parameters from the grid or "
+            "fit without laplacian"
+        )
+    varies_graph = any(k.startswith("graph__") for point in points for k in point)
+    if varies_graph and "graph" in own and own["graph"] is None:
+        # graph=None means KNNGraph(); make it an object so graph__* can be set on it
+        from ..graph import KNNGraph
+
+        estimator.set_params(graph=KNNGraph())
+    return estimator
+
+
 class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     """Exhaustive search over a grid with semi-supervised cross-validation and graph reuse.
 
@@ -192,30 +222,7 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _template(self, points, laplacian):
         """The estimator every point is set on; a default graph object where one is needed."""
-        estimator = clone(self.estimator)
-        own = estimator.get_params(deep=False)
-        for point in points:
-            for key in point:
-                name = key.split("__", 1)[0]
-                if "__" in key and name in own and own[name] is None and name != "graph":
-                    raise ValueError(
-                        f"param_grid sets {key!r}, but the estimator's {name} is None, which has "
-                        f"no parameters to set; give the estimator an explicit {name} object "
-                        "(e.g. kernel=RBF(gamma='median'))"
-                    )
-        if laplacian is not None and any(graph_params_of(p) for p in points):
-            raise ValueError(
-                "param_grid sets the graph (graph or graph__*), but a laplacian was given to "
-                "fit, which replaces the graph; drop the graph parameters from the grid or "
-                "fit without laplacian"
-            )
-        varies_graph = any(k.startswith("graph__") for point in points for k in point)
-        if varies_graph and "graph" in own and own["graph"] is None:
-            # graph=None means KNNGraph(); make it an object so graph__* can be set on it
-            from ..graph import KNNGraph
-
-            estimator.set_params(graph=KNNGraph())
-        return estimator
+        return template_for(self.estimator, points, laplacian)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, laplacian=None):
@@ -279,7 +286,7 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.best_graph_ = None
         if self.refit:
             tic = time.perf_counter()
-            self.best_estimator_, self.best_graph_ = evaluator.refit(self.best_params_)
+            self.best_estimator_, self.best_graph_ = self._refit_best(evaluator)
             self.refit_time_ = time.perf_counter() - tic
         self.n_graph_fits_ = evaluator.n_graph_fits
         self.graph_time_ = evaluator.graph_time
@@ -287,6 +294,10 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _check_before_fits(self, template, points):
         """Refuse, before any fit, what the evaluation would refuse (a hook)."""
+
+    def _refit_best(self, evaluator):
+        """``(best_estimator_, best_graph_)``: the best point fitted on all rows (a hook)."""
+        return evaluator.refit(self.best_params_)
 
     def _evaluate(self, evaluator, points, folds, marker):
         """Scores and times of every (point, fold): exact CV, each fold fitted."""
