@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: run test lint docs bench-quick clean
+.PHONY: run test lint docs doc-numbers bench-quick clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,13 @@ test: $(STAMP)
 docs: $(STAMP) $(DOCS_STAMP)
 	$(BIN)/sphinx-build -b html -W --keep-going -q docs docs/_build/html
 	@echo "documentation: docs/_build/html/index.html"
+
+# The program outputs the user guide shows (docs/_generated/, included by the pages): rerun every
+# command of tools/regenerate_doc_numbers.py and rewrite its file; `make test` fails when a
+# command prints anything else than its file (times and peak memory excepted). A few minutes:
+# the million-point example is one of them.
+doc-numbers: $(STAMP)
+	$(BIN)/python tools/regenerate_doc_numbers.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

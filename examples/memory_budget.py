@@ -47,7 +47,7 @@ def main(argv=None):
     graph = KNNGraph(n_neighbors=8).fit(X)  # one graph for every fit below
     print(
         f"{args.n_samples} points: {graph.search_method_} kNN graph in "
-        f"{time.perf_counter() - start:.2f} s"
+        f"{time.perf_counter() - start:.2f} s, {graph.n_components_} connected component(s)"
     )
     results = []
     for budget in budgets:

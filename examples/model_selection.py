@@ -35,6 +35,10 @@ def main(argv=None):
     labeled, unlabeled = ssl_split(y, n_labeled=args.per_class, per_class=True, random_state=0)
     y_ssl = np.where(labeled, y, -1)
     cv = SSLKFold(3, random_state=0)  # transductive: hidden labels, every fold sees all points
+    print(
+        f"usps: the first {len(X)} images, {int(labeled.sum())} labeled ({args.per_class} per "
+        f"digit); {cv.n_splits}-fold transductive CV on the labels"
+    )
 
     searches = {
         "RLS": SSLGridSearchCV(
