@@ -5,14 +5,17 @@ this measures the log loss of the unlabeled training points for τ in 1/8 ... 2 
 ``T`` of a fine grid (81 values from 1e-3 to 10 times the spread), at the defaults, 1 and 5
 labels per class, 3 label draws each, on usps (train), letter (first 5,000 training rows), mnist
 (test) and 2,000 two-moons points (noise 0.15).  The τ with the smallest worst ratio to the best
-``T`` is ``semiscale.models.poisson.POISSON_TEMPERATURE_FACTOR``.  Run::
+``T`` is ``semiscale.models.poisson.POISSON_TEMPERATURE_FACTOR``.  The table goes to stdout,
+and to ``OUT/poisson_temperature.txt`` with ``--out OUT``.  Run::
 
     SEMISCALE_DATA=/work/shared/datasets python benchmarks/scripts/poisson_temperature.py
 """
 
 from __future__ import annotations
 
+import argparse
 import warnings
+from pathlib import Path
 
 import numpy as np
 from scipy.special import log_softmax
@@ -39,7 +42,16 @@ def _log_loss(scores, codes, T):
     return -log_softmax(scores / T, axis=1)[np.arange(codes.size), codes].mean()
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, help="a folder for poisson_temperature.txt")
+    args = parser.parse_args(argv)
+    lines = []
+
+    def emit(line):
+        print(line, flush=True)
+        lines.append(line)
+
     warnings.simplefilter("ignore")  # disconnected-graph warnings of the kNN graphs
     worst = np.zeros(len(FACTORS))
     for name, X, y in _sets():
@@ -56,9 +68,12 @@ def main() -> None:
             mean, oracle = np.mean(losses, axis=0), np.mean(best)
             worst = np.maximum(worst, mean / oracle)
             cells = " ".join(f"{f:g}:{v:.3f}" for f, v in zip(FACTORS, mean, strict=True))
-            print(f"{name} {per_class}/class: best T {oracle:.3f} | tau {cells}", flush=True)
+            emit(f"{name} {per_class}/class: best T {oracle:.3f} | tau {cells}")
     cells = " ".join(f"{f:g}:{v:.2f}" for f, v in zip(FACTORS, worst, strict=True))
-    print(f"worst ratio to the best T: {cells}")
+    emit(f"worst ratio to the best T: {cells}")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "poisson_temperature.txt").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
