@@ -119,8 +119,8 @@ def difference(output, printed):
     if mask(stored) == mask(printed):
         return None
     diff = difflib.unified_diff(
-        stored.splitlines(),
-        printed.splitlines(),
+        mask(stored).splitlines(),
+        mask(printed).splitlines(),
         f"{output.path.relative_to(ROOT)} (shown by the docs)",
         f"`{output.command_line}` now",
         lineterm="",
