@@ -86,7 +86,7 @@ def test_search_tunes_a_pipeline_on_transductive_folds():
 
 def test_search_and_cross_validation_with_int_folds_on_a_pipeline():
     X, _, y_ssl = _wine()
-    pipe = make_pipeline(StandardScaler(), _model())
+    pipe = make_pipeline(StandardScaler(), LapRLSClassifier())  # issue 28's spelling
     with warnings.catch_warnings():
         warnings.simplefilter("error", FitFailedWarning)
         search = SSLGridSearchCV(pipe, {"laprlsclassifier__intrinsic_reg": [0.01, 1.0]}).fit(

@@ -81,7 +81,8 @@ def transduction_of(estimator, n_rows=None):
             f"{_describe(estimator)} has no transduction_ (labels inferred for the training "
             "points), so transductive folds cannot score it and no grid point can succeed; pass "
             "cv=SSLKFold(n_splits, transductive=False) to score predict on held-out points "
-            "instead"
+            "instead, or wrap a supervised classifier (which would read the unlabeled marker as "
+            "a class) in sklearn.semi_supervised.SelfTrainingClassifier, which has one"
         )
     transduction = np.asarray(owner.transduction_)
     if n_rows is not None and transduction.shape[0] != n_rows:
