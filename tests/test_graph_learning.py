@@ -305,9 +305,12 @@ def test_bad_labels_get_the_shared_messages(Estimator):
     with pytest.raises(ValueError, match="no labeled point"):
         Estimator().fit(X, np.full_like(y, -1))
     y_nan = hide_labels(y, 2).astype(float)
-    y_nan[y_nan < 0] = np.nan  # NaN as the marker without saying so
-    with pytest.raises(ValueError, match="unlabeled=float"):
-        Estimator().fit(X, y_nan)
+    y_nan[y_nan < 0] = np.nan  # a missing label marks an unlabeled point (issue 28)
+    np.testing.assert_array_equal(
+        Estimator().fit(X, y_nan).transduction_, Estimator().fit(X, hide_labels(y, 2)).transduction_
+    )
+    with pytest.raises(ValueError, match="missing labels.*unlabeled=None"):
+        Estimator(unlabeled=None).fit(X, y_nan)
     with pytest.raises(ValueError, match="continuous targets"):
         Estimator().fit(X, y + 0.5)
     with pytest.raises(ValueError, match="requires y to be passed"):

@@ -2,10 +2,13 @@
 whose missing values mark the unlabeled points (nullable pandas integers, strings with None)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from sklearn.svm import SVC
 
+from reference_problems import two_moons_ssl
+from semiscale._validation import check_classification_targets, unlabeled_rows
 from semiscale.kernels import (
     KERNEL_NAMES,
     RBF,
@@ -14,6 +17,7 @@ from semiscale.kernels import (
     Polynomial,
     resolve_kernel,
 )
+from semiscale.models import HarmonicClassifier, LapRLSClassifier
 
 
 # --------------------------------------------------------------------------- resolve_kernel
@@ -105,3 +109,62 @@ def test_laplacian_kernel_refuses_scale_naming_rbf():
     X = np.random.default_rng(0).standard_normal((10, 2))
     with pytest.raises(ValueError, match=r"'local', 'median', 'mean'; got 'scale'.*RBF's only"):
         LaplacianKernel(gamma="scale").resolve(X)
+
+
+# --------------------------------------------------------------------------- missing labels
+NAMES = np.array(["ant", "bee"])
+
+
+def _label_forms(y_ssl):
+    """The same labels with missing values as the marker, as pandas and CSV files give them."""
+    hidden = y_ssl < 0
+    ints = [None if h else int(v) for h, v in zip(hidden, y_ssl, strict=True)]
+    strings = [None if h else NAMES[v] for h, v in zip(hidden, y_ssl, strict=True)]
+    return {
+        "Int64 with pd.NA": (pd.array(ints, dtype="Int64"), [0, 1]),
+        "Int64 Series with pd.NA": (pd.Series(pd.array(ints, dtype="Int64")), [0, 1]),
+        "float with NaN": (np.where(hidden, np.nan, y_ssl.astype(float)), [0, 1]),
+        "objects with None": (np.array(strings, dtype=object), list(NAMES)),
+        "objects with NaN": (
+            np.array([np.nan if s is None else s for s in strings], dtype=object),
+            list(NAMES),
+        ),
+        "string dtype with pd.NA": (pd.array(strings, dtype="string"), list(NAMES)),
+        "object Series with None": (pd.Series(strings), list(NAMES)),
+        "categorical with NaN": (pd.Series(pd.Categorical(strings)), list(NAMES)),
+    }
+
+
+@pytest.mark.parametrize("Estimator", [HarmonicClassifier, LapRLSClassifier])
+def test_missing_labels_mark_unlabeled_points(Estimator):
+    X, _, y_ssl = two_moons_ssl(120, 3)
+    reference = Estimator().fit(X, y_ssl)
+    for form, (y, classes) in _label_forms(y_ssl).items():
+        model = Estimator().fit(X, y)
+        assert list(model.classes_) == classes, form
+        assert model.n_labeled_ == 6, form
+        expected = np.asarray(classes, dtype=object)[reference.predict(X)]
+        assert list(model.predict(X)) == list(expected), form
+
+
+def test_nullable_integer_classes_stay_integers():
+    X, _, y_ssl = two_moons_ssl(120, 3)
+    y = pd.array([None if v < 0 else int(v) for v in y_ssl], dtype="Int64")
+    assert HarmonicClassifier().fit(X, y).classes_.dtype.kind == "i"
+
+
+def test_check_classification_targets_with_missing_labels():
+    targets = check_classification_targets(np.array([0, 1, None, -1, 1], dtype=object), 5)
+    assert targets.classes.tolist() == [0, 1] and targets.classes.dtype.kind == "i"
+    assert targets.labeled.tolist() == [True, True, False, False, True]
+    y = pd.array(["a", pd.NA, "b", "?"], dtype="string")
+    targets = check_classification_targets(y, 4, unlabeled="?")
+    assert targets.classes.tolist() == ["a", "b"] and targets.n_labeled == 2
+    assert unlabeled_rows(y, "?").tolist() == [False, True, False, True]
+    # still refused: numbers mixed with strings, and missing labels when all are said labeled
+    with pytest.raises(ValueError, match="mixes numbers and strings"):
+        check_classification_targets(np.array([0, "a", None], dtype=object), 3)
+    with pytest.raises(ValueError, match=r"2 missing labels.*unlabeled=None.*default \(-1\)"):
+        check_classification_targets([0.0, np.nan, 1.0, np.nan], 4, unlabeled=None)
+    with pytest.raises(ValueError, match="no labeled point"):
+        check_classification_targets([None, None], 2)

@@ -1,11 +1,15 @@
 """Input checks for semi-supervised estimators (DESIGN.md §3, "Unlabeled points").
 
 Classifiers mark an unlabeled point with ``y == unlabeled`` (default ``-1``, scikit-learn's
-convention); regressors with ``NaN``.  Every error names the offending parameter and the fix.
+convention) or with a missing value (``None``, ``NaN``, pandas' ``pd.NA``: a blank label cell of a
+CSV file, a nullable ``Int64`` or ``string`` column); regressors with ``NaN``.  Every error names
+the offending parameter and the fix.
 """
 
 from __future__ import annotations
 
+import math
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +33,10 @@ __all__ = [
     "check_X",
     "balanced_targets",
     "check_classification_targets",
+    "label_array",
+    "missing_labels",
     "one_vs_rest_targets",
+    "unlabeled_rows",
     "validate_X",
 ]
 
@@ -117,6 +124,50 @@ def _unlabeled_mask(y: np.ndarray, unlabeled) -> np.ndarray:
     return y == unlabeled
 
 
+def label_array(y):
+    """A pandas nullable column (``Int64``, ``boolean``, ``string``, categorical) as a NumPy
+    array: of objects when it holds ``pd.NA`` (NumPy would turn nullable integers into floats),
+    else as ``np.asarray`` gives it.  Anything else is returned as it is.
+    """
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype) and hasattr(dtype, "na_value"):
+        values = np.asarray(y, dtype=object)
+        return values if missing_labels(values).any() else np.asarray(y)
+    return y
+
+
+def missing_labels(y) -> np.ndarray:
+    """Boolean mask of the missing entries of a label array.
+
+    Missing: ``NaN`` in a float array; ``None``, ``NaN``, pandas' ``pd.NA`` and ``pd.NaT`` in an
+    object array.  Other dtypes (integers, strings) have none.
+    """
+    y = np.asarray(y)
+    if y.dtype.kind == "f":
+        return np.isnan(y)
+    if y.dtype.kind != "O":
+        return np.zeros(y.shape, dtype=bool)
+    pandas = sys.modules.get("pandas")  # pd.NA can only be in y when pandas is imported
+    if pandas is not None:
+        return np.asarray(pandas.isna(y), dtype=bool)
+    flat = [v is None or (isinstance(v, float) and math.isnan(v)) for v in y.ravel().tolist()]
+    return np.array(flat, dtype=bool).reshape(y.shape)
+
+
+def unlabeled_rows(y, unlabeled) -> np.ndarray:
+    """Rows of a classifier's 1-D ``y`` that carry no label: ``y == unlabeled`` or missing.
+
+    A missing value (:func:`missing_labels`) is never a class, so it marks an unlabeled row
+    whatever the marker (with ``unlabeled=None`` too: such a row cannot be scored).
+    """
+    y = np.asarray(label_array(y))
+    missing = missing_labels(y)
+    rows = missing.copy()
+    # compared on the present values only: pd.NA == marker is neither True nor False
+    rows[~missing] = _unlabeled_mask(y[~missing], unlabeled)
+    return rows
+
+
 def _equals(value, marker) -> bool:
     try:
         return bool(value == marker)
@@ -129,9 +180,10 @@ def _check_not_mixed(y, unlabeled) -> None:
     if isinstance(y, np.ndarray) and y.dtype != object:
         return
     try:
-        values = np.asarray(y, dtype=object).ravel().tolist()
+        values = np.asarray(y, dtype=object).ravel()
     except ValueError:  # ragged: the shape check after this reports it
         return
+    values = values[~missing_labels(values)].tolist()  # missing values mark unlabeled points
     # the marker may be of another type than the labels (numbers marked with 'unlabeled')
     labeled_values = [v for v in values if unlabeled is None or not _equals(v, unlabeled)]
     if len({isinstance(v, str) for v in labeled_values}) == 2:
@@ -146,29 +198,41 @@ def _check_not_mixed(y, unlabeled) -> None:
 
 
 def check_classification_targets(y, n_samples: int, *, unlabeled=-1) -> ClassificationTargets:
-    """Validate class labels where ``y == unlabeled`` marks unlabeled points.
+    """Validate class labels where ``y == unlabeled`` or a missing value marks unlabeled points.
+
+    A missing value (``None``, ``NaN``, pandas' ``pd.NA``, see :func:`missing_labels`) is never
+    a class: it marks an unlabeled point beside the marker ``unlabeled``, so a nullable
+    ``Int64`` column or strings with blanks need no marker of their own.  The classes are the
+    present labels in their own type (integers stay integers beside ``pd.NA``).
 
     Raises
     ------
     ValueError
-        Wrong length or dimension, NaN labels (unless NaN is the marker), no labeled point, or
-        fewer than two classes among the labeled points.
+        Wrong length or dimension, missing labels with ``unlabeled=None`` (every point
+        labeled), no labeled point, or fewer than two classes among the labeled points.
     """
     _check_not_mixed(y, unlabeled)
-    y = np.asarray(y)
+    y = np.asarray(label_array(y))
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D (one label per sample), got shape {y.shape}")
     if y.shape[0] != n_samples:
         raise ValueError(f"y has {y.shape[0]} labels but X has {n_samples} samples")
-    mask_unlabeled = _unlabeled_mask(y, unlabeled)
-    labeled = ~mask_unlabeled
-    if y.dtype.kind == "f" and np.isnan(y[labeled]).any():
+    missing = missing_labels(y)
+    if unlabeled is None and missing.any():
         raise ValueError(
-            "y contains NaN on points that are not marked unlabeled; classifiers mark unlabeled "
-            f"points with unlabeled={unlabeled!r} (pass unlabeled=float('nan') to use NaN)"
+            f"y has {int(missing.sum())} missing labels (None, NaN or pd.NA) but unlabeled=None "
+            "says that every point is labeled; fill them in, or leave unlabeled at its default "
+            "(-1) so that missing labels mark unlabeled points"
         )
+    mask_unlabeled = unlabeled_rows(y, unlabeled)
+    labeled = ~mask_unlabeled
+    if missing.any() and y.dtype == object:
+        # the present labels in their own dtype (ints beside pd.NA were objects)
+        present = np.asarray(y[labeled].tolist())
+        y = np.empty(n_samples, dtype=present.dtype)
+        y[labeled] = present
     if y.dtype.kind in "fc" and not np.isfinite(y[labeled]).all():
         raise ValueError("y contains infinite labels")
     if not labeled.any():

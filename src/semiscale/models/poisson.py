@@ -114,7 +114,9 @@ class PoissonClassifier(_GraphLearningClassifier):
         2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
         search).  True means 1 (:mod:`semiscale._progress`).
     unlabeled : int, float, str or None, default=-1
-        Marker of unlabeled points in ``y`` (None: every point is labeled).
+        Marker of unlabeled points in ``y`` (None: every point is labeled).  A missing label
+        (``None``, ``NaN``, pandas' ``pd.NA``: a nullable ``Int64`` or ``string`` column) marks
+        an unlabeled point too; with ``unlabeled=None`` it is refused.
 
     Attributes
     ----------
