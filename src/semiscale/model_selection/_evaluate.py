@@ -22,7 +22,8 @@ its columns by name).
 
 With ``n_jobs`` the fits run in parallel (joblib, as scikit-learn's ``GridSearchCV``): the graphs
 are still built once, in the calling process, and each fit receives its training set's
-Laplacian; the scores equal those of ``n_jobs=1`` (each fit is the same computation).
+Laplacian; each fit is the computation ``n_jobs=1`` makes, so the scores are the same (up to
+rounding, where a worker process uses fewer BLAS threads).
 """
 
 from __future__ import annotations

@@ -124,9 +124,10 @@ class SSLGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     n_jobs : int or None, default=None
         Fits run in parallel with joblib, as in scikit-learn's ``GridSearchCV``: None is 1
         (unless inside a ``joblib.parallel_config`` context), -1 all cores.  Graphs are still
-        built once, in the calling process, and sent to the fits that use them; the results
-        equal those of ``n_jobs=1``.  Leave the estimator's own ``n_jobs`` at 1 (or None) when
-        using it, or the two multiply.
+        built once, in the calling process, and sent to the fits that use them; each fit is
+        the computation ``n_jobs=1`` makes, so the scores are the same (up to rounding, where
+        a worker process uses fewer BLAS threads).  Leave the estimator's own ``n_jobs`` at 1
+        (or None) when using it, or the two multiply.
 
     Attributes
     ----------
