@@ -98,7 +98,11 @@ def _check_estimator(estimator):
     contract = fit_contract(estimator)
     if not supports_bif(estimator):
         formulations = None if contract is None else contract.approximate_cv_formulations
-        fix = ""
+        # exact CV fits every fold, so it takes any estimator
+        fix = (
+            "; cross-validate it exactly instead: ssl_cross_validate, SSLGridSearchCV or "
+            "BIFSearchCV(method='exact')"
+        )
         if formulations is not None and contract.approximate_cv:
             fix = (
                 f" with formulation={formulation_of(estimator)!r}: use "
