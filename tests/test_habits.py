@@ -168,3 +168,19 @@ def test_check_classification_targets_with_missing_labels():
         check_classification_targets([0.0, np.nan, 1.0, np.nan], 4, unlabeled=None)
     with pytest.raises(ValueError, match="no labeled point"):
         check_classification_targets([None, None], 2)
+
+
+def test_model_selection_reads_missing_labels_as_unlabeled():
+    from semiscale.model_selection import SSLKFold, ssl_cross_validate
+    from semiscale.model_selection._markers import labeled_mask
+
+    X, _, y_ssl = two_moons_ssl(160, 5)
+    forms = _label_forms(y_ssl)
+    for form in ("objects with None", "string dtype with pd.NA", "Int64 with pd.NA"):
+        y = forms[form][0]
+        np.testing.assert_array_equal(labeled_mask(y, -1), y_ssl >= 0, err_msg=form)
+        np.testing.assert_array_equal(labeled_mask(y), y_ssl >= 0, err_msg=form)
+    cv = SSLKFold(5, random_state=0)
+    expected = ssl_cross_validate(HarmonicClassifier(), X, y_ssl, cv=cv)["test_score"]
+    scores = ssl_cross_validate(HarmonicClassifier(), X, forms["objects with None"][0], cv=cv)
+    np.testing.assert_allclose(scores["test_score"], expected)

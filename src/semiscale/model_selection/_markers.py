@@ -13,6 +13,8 @@ import numbers
 import numpy as np
 from sklearn.base import is_regressor
 
+from .._validation import label_array, missing_labels
+
 __all__ = ["estimator_marker", "hide_labels", "is_nan_marker", "labeled_mask"]
 
 
@@ -55,19 +57,20 @@ def labeled_mask(y, marker=None, *, default=-1) -> np.ndarray:
     default : scalar
         The marker used by the guess when ``y`` has no NaN.
     """
-    y = np.asarray(y)
+    y = np.asarray(label_array(y))
     nan_rows = np.zeros(y.shape[0], dtype=bool)
-    if y.dtype.kind == "f":
-        nan = np.isnan(y)
+    if y.dtype.kind in "fO":  # NaN, and None / pd.NA among objects: missing labels
+        nan = missing_labels(y)
         nan_rows = nan.all(axis=1) if y.ndim == 2 else nan
     if marker is None:
         marker = np.nan if nan_rows.any() else default
     if is_nan_marker(marker) or y.ndim != 1:
         return ~nan_rows
     with np.errstate(invalid="ignore"):
-        equal = np.asarray(y == marker)
-    if equal.shape != y.shape:  # comparing e.g. strings with a number gives a scalar False
+        # compared on the present labels only: pd.NA == marker is neither True nor False
         equal = np.zeros(y.shape[0], dtype=bool)
+        # (comparing strings with a number may give one False: it is broadcast)
+        equal[~nan_rows] = np.asarray(y[~nan_rows] == marker)
     return ~(equal | nan_rows)
 
 
