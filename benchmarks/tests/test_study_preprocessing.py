@@ -84,3 +84,64 @@ def test_the_guide_page_includes_the_committed_table_and_names_its_command():
     assert "semiscale-bench preprocessing --out benchmarks/results/preprocessing" in page
     # no accuracy copied by hand beside the included table
     assert not re.search(r"\d+\.\d %", page)
+
+
+def _committed_medians():
+    """(dataset, scaling, labels per class, method) -> median accuracy and seconds, committed."""
+    import json
+
+    records = json.loads((RESULTS / "results.json").read_text())["records"]
+    rows = preprocessing.summarize(records)
+    return {(r["dataset"], r["scaling"], r["per_class"], r["method"]): r for r in rows}
+
+
+def test_the_guide_pages_reading_holds_in_the_committed_records():
+    """Each claim of docs/preprocessing.md's 'Reading it', checked on the records it reads."""
+    m = _committed_medians()
+    ours = preprocessing.CLASSIFIERS
+
+    def gain(name, k, method):
+        return m[name, "standard", k, method]["accuracy"] - m[name, "none", k, method]["accuracy"]
+
+    # wine: every semiscale classifier gains at both label counts; breast_cancer at 5, and at 1
+    # all but SparseLapCVMClassifier.
+    assert all(gain("wine", k, c) > 0 for k in (1, 5) for c in ours)
+    assert all(gain("breast_cancer", 5, c) > 0 for c in ours)
+    assert [c for c in ours if gain("breast_cancer", 1, c) <= 0] == ["SparseLapCVMClassifier"]
+    # LabelSpreading unscaled does no better than always naming the largest class.
+    for name, source, _ in preprocessing.DATASETS[:2]:
+        _, y = preprocessing.load(source)
+        majority = np.bincount(y).max() / y.size
+        assert all(m[name, "none", k, "LabelSpreading"]["accuracy"] <= majority for k in (1, 5))
+    # usps: every method, the peers included, loses at both label counts.
+    assert all(gain("usps", k, c) < 0 for k in (1, 5) for c in preprocessing.METHODS)
+    # australian: at 5 every semiscale classifier gains and both peers lose; at 1 ...
+    assert all(gain("australian", 5, c) > 0 for c in ours)
+    assert all(gain("australian", 5, p) < 0 for p in preprocessing.PEERS)
+    losers = [c for c in ours if gain("australian", 1, c) <= 0]
+    assert losers == ["HarmonicClassifier", "SparseLapCVMClassifier"]
+    # usps: the graph estimators fit fastest, and one of them is the best method as given.
+    graph = ("HarmonicClassifier", "PoissonClassifier")
+    for k in (1, 5):
+        for scaling in preprocessing.SCALINGS:
+            seconds = {c: m["usps", scaling, k, c]["seconds"] for c in ours}
+            assert max(seconds[c] for c in graph) < min(
+                s for c, s in seconds.items() if c not in graph
+            )
+        best = max(preprocessing.METHODS, key=lambda c: m["usps", "none", k, c]["accuracy"])
+        assert best in graph
+    # SparseLapCVMClassifier: the least accurate semiscale classifier on usps and on scaled wine
+    # and breast_cancer, the most accurate on unscaled australian.
+    for name, scalings in (("usps", ("none", "standard")), ("wine", ("standard",))):
+        for scaling in scalings:
+            for k in (1, 5):
+                worst = min(ours, key=lambda c: m[name, scaling, k, c]["accuracy"])
+                assert worst == "SparseLapCVMClassifier", (name, scaling, k)
+    for k in (1, 5):
+        worst = min(ours, key=lambda c: m["breast_cancer", "standard", k, c]["accuracy"])
+        best = max(ours, key=lambda c: m["australian", "none", k, c]["accuracy"])
+        assert worst == best == "SparseLapCVMClassifier"
+    # The supervised SVC beats every semiscale default on australian at 5 labels per class.
+    for scaling in preprocessing.SCALINGS:
+        svc = m["australian", scaling, 5, "SVC (labeled only)"]["accuracy"]
+        assert all(svc > m["australian", scaling, 5, c]["accuracy"] for c in ours)
