@@ -42,6 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--render-only", action="store_true", help="only render the reports from the records"
     )
     parser.add_argument(
+        "--download",
+        action="store_true",
+        help="download the datasets the run needs and lacks into $SEMISCALE_DATA (default "
+        "~/.semiscale) before it starts; without it such a run stops at once, naming them",
+    )
+    parser.add_argument(
         "-q",
         "--quiet",
         action="store_true",
@@ -72,6 +78,7 @@ def _run(args) -> int:
         (args.force, "--force"),
         (args.skip, f"--skip {args.skip}"),
         (args.render_only, "--render-only"),
+        (args.download, "--download"),
     ]
     paths = run_benchmark(
         load_benchmark(name),
@@ -81,6 +88,7 @@ def _run(args) -> int:
         force=args.force,
         skip=args.skip.split(",") if args.skip else (),
         render_only=args.render_only,
+        download=args.download,
         verbose=0 if args.quiet else 1,
         command=" ".join([f"semiscale-bench {name}"] + [text for given, text in options if given]),
     )

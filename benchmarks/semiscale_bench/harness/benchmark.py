@@ -18,6 +18,7 @@ from pathlib import Path
 
 from semiscale._progress import log as progress_log
 from semiscale._progress import progress, ticking
+from semiscale_bench.harness.data import MissingDataError, downloads, fetch_missing, missing_sources
 from semiscale_bench.harness.machine import machine_info
 from semiscale_bench.harness.protocol import Protocol
 from semiscale_bench.harness.records import RecordStore
@@ -192,6 +193,19 @@ def _logger(name, verbose):
     return log
 
 
+def _check_data(protocol, names, data_home, download: bool, log, verbose: int) -> None:
+    """Make sure every dataset of the run is on disk before any work: fetch or refuse."""
+    sources = {name: protocol.dataset(name).source for name in names}
+    missing = missing_sources([s for s in sources.values() if s], data_home)
+    if not missing:
+        return
+    if not download:
+        others = [name for name, source in sources.items() if source not in missing]
+        raise MissingDataError(missing, data_home, others)
+    log(f"downloading {', '.join(missing)}")
+    fetch_missing(missing, data_home, verbose)
+
+
 def default_out(bench, quick: bool = False) -> Path:
     """The folder a run writes to when none is given (:data:`DEFAULT_OUT`)."""
     root = Path(DEFAULT_OUT)
@@ -208,6 +222,7 @@ def run_benchmark(
     skip=(),
     render_only: bool = False,
     data_home=None,
+    download: bool = False,
     command: str | None = None,
     verbose: int = 1,
 ):
@@ -231,6 +246,10 @@ def run_benchmark(
         Experiment names not to run this time.
     render_only : bool
         Only render the reports from the records.
+    download : bool
+        Download the datasets the run needs and lacks, before it starts.  When False (the
+        default), a run that lacks one stops before any work with a
+        :class:`~semiscale_bench.harness.data.MissingDataError` naming them and the fixes.
     command : str, optional
         The command line to record (environment variables that change a run are prepended).
     verbose : int
@@ -248,15 +267,16 @@ def run_benchmark(
                 f"{bench.name} is a study: it has no quick protocol and no --datasets; run "
                 f"`semiscale-bench {bench.name}` with --out, --force, --skip or --render-only"
             )
-        return run_study(
-            bench,
-            out or default_out(bench),
-            force=force,
-            skip=skip,
-            render_only=render_only,
-            command=command,
-            verbose=verbose,
-        )
+        with downloads(download):  # a study loads its data as it goes
+            return run_study(
+                bench,
+                out or default_out(bench),
+                force=force,
+                skip=skip,
+                render_only=render_only,
+                command=command,
+                verbose=verbose,
+            )
     protocol = bench.quick_protocol if quick else bench.protocol
     unknown = set(protocol.methods) - set(bench.methods)
     if unknown:
@@ -272,6 +292,7 @@ def run_benchmark(
     store = RecordStore(out, protocol.paper, protocol.digest(), force=force)
     log = _logger(bench.name, verbose)
     if not render_only:
+        _check_data(protocol, names, data_home, download, log, verbose)
         env = [f"{k}={os.environ[k]}" for k in _ENV_VARS if k in os.environ]
         start = time.perf_counter()
         store.start_run(

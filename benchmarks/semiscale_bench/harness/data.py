@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextvars
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,8 +11,12 @@ import numpy as np
 from semiscale_bench.harness.protocol import n_labeled
 
 __all__ = [
+    "MissingDataError",
     "Split",
+    "downloads",
+    "fetch_missing",
     "load_dense",
+    "missing_sources",
     "make_split",
     "minmax_scaler",
     "n_labeled",
@@ -19,15 +25,80 @@ __all__ = [
 ]
 
 
-def load_dense(source: str, max_samples: int | None = None, data_home=None):
-    """Dense float64 ``(X, y)`` of a registered dataset; never downloads.
+#: Whether a run may download the datasets it lacks (``semiscale-bench --download``).
+_DOWNLOADS = contextvars.ContextVar("semiscale_bench_downloads", default=False)
 
+
+@contextmanager
+def downloads(allowed: bool = True):
+    """Let :func:`load_dense` download missing datasets inside the block (or forbid it)."""
+    token = _DOWNLOADS.set(bool(allowed))
+    try:
+        yield
+    finally:
+        _DOWNLOADS.reset(token)
+
+
+class MissingDataError(FileNotFoundError):
+    """Datasets a run needs are not on disk, and it may not download them.
+
+    ``sources`` are the registered names missing; ``others`` the paper names that could run
+    (None for a study, which has no ``--datasets``).
+    """
+
+    def __init__(self, sources, data_home=None, others=None):
+        from semiscale.datasets import get_data_home
+
+        self.sources = list(sources)
+        self.others = None if others is None else list(others)
+        them = "it" if len(self.sources) == 1 else "them"
+        fixes = f"rerun with --download to fetch {them} (from Python: download=True)"
+        if self.others:
+            fixes += f", or leave them out: --datasets {','.join(self.others)}"
+        super().__init__(
+            f"{', '.join(self.sources)}: not in the data directory {get_data_home(data_home)} "
+            f"(set by $SEMISCALE_DATA); {fixes}"
+        )
+
+
+def missing_sources(sources, data_home=None) -> list[str]:
+    """The registered datasets among ``sources`` whose train split is not on disk."""
+    from semiscale.datasets.fetch import locate_file
+    from semiscale.datasets.registry import REGISTRY
+
+    missing = []
+    for source in dict.fromkeys(sources):
+        info = REGISTRY.get(source)
+        if info is None:  # not a registered file set (e.g. built from others): load_dense says
+            continue
+        files = info.split("train").files
+        if any(locate_file(info.name, file, data_home) is None for file in files):
+            missing.append(source)
+    return missing
+
+
+def fetch_missing(sources, data_home=None, verbose: int = 1) -> None:
+    """Download the train split of each of ``sources`` (a bar and a line each on stderr)."""
+    from semiscale.datasets import fetch_dataset
+
+    for source in sources:
+        fetch_dataset(source, data_home=data_home, download=True, verbose=bool(verbose))
+
+
+def load_dense(source: str, max_samples: int | None = None, data_home=None):
+    """Dense float64 ``(X, y)`` of a registered dataset.
+
+    Downloads only inside :func:`downloads` (``semiscale-bench --download``); elsewhere a
+    missing dataset raises :class:`MissingDataError`, which names the command-line fix.
     ``max_samples`` keeps a fixed random subsample (seed 12345, rows in their original order):
     quick runs only.
     """
     from semiscale.datasets import load_dataset
 
-    X, y = load_dataset(source, data_home=data_home, download=False, dense=True)
+    download = _DOWNLOADS.get()
+    if not download and missing_sources([source], data_home):
+        raise MissingDataError([source], data_home)
+    X, y = load_dataset(source, data_home=data_home, download=download, dense=True)
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if max_samples and X.shape[0] > max_samples:
