@@ -169,6 +169,21 @@ def test_n_jobs_gives_the_results_of_one_job(transductive):
     assert clone(SSLGridSearchCV(model, grid, n_jobs=2)).n_jobs == 2
 
 
+def test_cross_validation_n_jobs_gives_the_results_of_one_job():
+    X, _, y_ssl = two_moons_ssl(150, 6)
+    model = LapRLSClassifier(kernel=RBF(gamma=20.0), graph=KNNGraph(), ambient_reg=1e-6)
+    cv = SSLKFold(3, transductive=False, random_state=0)
+    one = ssl_cross_validate(model, X, y_ssl, cv=cv, return_estimator=True)
+    two = ssl_cross_validate(model, X, y_ssl, cv=cv, return_estimator=True, n_jobs=2)
+    np.testing.assert_allclose(two["test_score"], one["test_score"], rtol=1e-12)
+    assert two["n_graph_fits"] == one["n_graph_fits"] == 3
+    for a, b in zip(one["estimator"], two["estimator"]):  # the workers' fitted copies
+        np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), rtol=1e-12)
+    np.testing.assert_allclose(
+        ssl_cross_val_score(model, X, y_ssl, cv=cv, n_jobs=2), one["test_score"], rtol=1e-12
+    )
+
+
 def test_n_jobs_on_a_pipeline_and_error_score_raise():
     X, _, y_ssl = _wine()
     pipe = make_pipeline(StandardScaler(), _model())

@@ -29,6 +29,7 @@ def ssl_cross_validate(
     return_estimator=False,
     error_score=np.nan,
     verbose=0,
+    n_jobs=None,
 ):
     """Cross-validate a semi-supervised estimator on labeled and unlabeled points.
 
@@ -65,6 +66,10 @@ def ssl_cross_validate(
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
         2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
         search).  True means 1 (:mod:`semiscale._progress`).
+    n_jobs : int or None, default=None
+        Folds fitted in parallel (joblib, as scikit-learn's ``cross_validate``): None is 1
+        unless inside a ``joblib.parallel_config`` context, -1 all cores.  The graph is still
+        built once per training set, in the calling process.
 
     Returns
     -------
@@ -101,6 +106,7 @@ def ssl_cross_validate(
         verbose=verbose,
         name="ssl_cross_validate",
         default_marker=default_marker,
+        n_jobs=n_jobs,
     )
     results = evaluator.run([{}], folds, scorer, keep_estimators=return_estimator)
     out = {
@@ -125,6 +131,7 @@ def ssl_cross_val_score(
     laplacian=None,
     error_score=np.nan,
     verbose=0,
+    n_jobs=None,
 ):
     """Scores of semi-supervised cross-validation, one per fold.
 
@@ -158,4 +165,5 @@ def ssl_cross_val_score(
         laplacian=laplacian,
         error_score=error_score,
         verbose=verbose,
+        n_jobs=n_jobs,
     )["test_score"]
