@@ -46,9 +46,10 @@ class HarmonicClassifier(_GraphLearningClassifier):
 
     i.e. without CMN the rows of ``F`` themselves, with CMN the walk's distribution reweighted by
     each class's prior over its mass (Bayes' rule with the prior changed).  The clip at 0 only
-    removes CG's rounding (``F`` is non-negative, its computed rows are within ``tol``); a row
-    with no positive score (a normalized or ridge Laplacian far from every label) gets
-    ``class_prior_``.  The arg max of ``P`` is the arg max of the scores on every other row.
+    removes the solver's error (the exact ``F`` is non-negative; a CG solve stopped at ``tol``
+    can leave entries slightly below 0); a row with no positive score (a normalized or ridge
+    Laplacian far from every label) gets ``class_prior_``.  The arg max of ``P`` is the arg
+    max of the scores on every other row.
 
     Laplace learning degenerates when labels are very few: its solution flattens to a constant
     away from the labels (one label per class on usps's 7,291 training images, 10-NN graph:
