@@ -115,6 +115,16 @@ def test_label_propagation():
     assert top > n / 2
     assert table[1, "Laplace + CMN"][0] > laplace + 30
     assert table[1, "Poisson"][0] > laplace + 30
+    # graph_learning.md: predict labels new images within a few points of the fit's own
+    # unlabeled images, with one label per class as with ten
+    new_points = re.findall(
+        r"^\s*(\d+) per class  unlabeled training images\s+([\d.]+) %, new images\s+([\d.]+) %",
+        out,
+        re.M,
+    )
+    assert [int(k) for k, _, _ in new_points] == [1, 10], out
+    for _, unlabeled, new in new_points:
+        assert abs(float(new) - float(unlabeled)) < 3, (unlabeled, new)
 
 
 def test_memory_budget_prints_what_the_docs_show():
