@@ -141,6 +141,16 @@ def test_a_failed_block_writes_no_line(capsys):
     assert line.startswith("next stage: ")  # at the margin: the failed ones closed
 
 
+def test_a_stream_closed_under_a_stage_costs_no_error(monkeypatch):
+    import io
+    import sys
+
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    with verbosity(1), stage("the stream closes inside"):
+        stream.close()  # e.g. a caller's log file, closed before the work ends
+
+
 class _Stream:
     """A stream that says whether it is a terminal (or cannot say)."""
 

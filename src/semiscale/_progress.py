@@ -327,7 +327,11 @@ class _LineBar(tqdm):
         super().close()
         _DEPTH.set(self._depth)
         if text is not None:
-            tqdm.write(text, file=self._stream)
+            try:
+                tqdm.write(text, file=self._stream)
+            except ValueError as exc:  # a closed stream, as tqdm's own close tolerates
+                if "closed" not in str(exc):
+                    raise
 
 
 def _discard(bar) -> None:
