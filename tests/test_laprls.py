@@ -162,7 +162,6 @@ def test_regressor_multioutput_and_sparse_input():
     [
         (np.full(30, -1), "no labeled point"),
         (np.r_[np.zeros(5), -np.ones(25)], "only one class"),
-        (np.r_[np.zeros(3), np.ones(3), np.full(24, np.nan)], "NaN"),
         (np.zeros(29), "29 labels but X has 30"),
     ],
 )

@@ -4,13 +4,17 @@ against a generic minimisation of their primal (5)-(7), and their errors."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 
 from oracles import slapcvm_primal_minimiser
+from semiscale._memory import MemoryBudgetError
 from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
 from semiscale.kernels import RBF
 from semiscale.models import SparseLapCVMClassifier, SparseLapCVMRegressor
-from semiscale.solvers.cvm import core_vector_machine
+from semiscale.models.slapcvm import SLAPCVM_GRAPH
+from semiscale.solvers.cvm import core_set_bytes, core_vector_machine, largest_core_set
 from semiscale.solvers.slapcvm_kernel import SLapCVMKernel, graph_edges
 
 # the blobs and the small moons fall apart into one component per class, as wanted here
@@ -150,3 +154,47 @@ def test_errors_name_the_cause():
         SparseLapCVMRegressor(graph=graph, max_core_set=3).fit(X, y_reg)
     with pytest.raises(ValueError, match="C"):
         SparseLapCVMClassifier(C=0.0).fit(X, y)
+
+
+def _growing_core_set():
+    """Two moons, one label per class, a setting whose core set grows past the labeled items
+    (``test_max_iter_stops_the_cvm_with_a_warning``); its graph has a budget of its own."""
+    X, y = make_two_moons(300, noise=0.1, random_state=0)
+    y_ssl = np.full_like(y, -1)
+    y_ssl[[np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]]] = [0, 1]
+    graph = clone(SLAPCVM_GRAPH).set_params(memory_budget="64MiB")
+    params = dict(kernel=RBF(gamma=4.0), graph=graph, mu=50.0, tol=1e-6, random_state=0)
+    return X, y_ssl, params
+
+
+def test_memory_budget_bounds_the_core_set():
+    X, y_ssl, params = _growing_core_set()
+    params["max_iter"] = 100
+    with pytest.warns(ConvergenceWarning, match="max_iter=100"):
+        free = SparseLapCVMClassifier(**params).fit(X, y_ssl)
+    assert free.core_set_size_[0] > 70
+    # room for a core set of 70 items (started from 2) and predict's kernel blocks
+    budget = core_set_bytes(70, 2)
+    assert largest_core_set(budget, 2, 5000) == 70
+    with pytest.warns(ConvergenceWarning, match="memory_budget holds \\(70 items"):
+        bounded = SparseLapCVMClassifier(memory_budget=budget, **params).fit(X, y_ssl)
+    assert bounded.core_set_size_ == [70] and not bounded.converged_
+    # too small for the labeled items themselves: refused before the graph is built
+    with pytest.raises(MemoryBudgetError, match="initial core set of 2 labeled items"):
+        SparseLapCVMClassifier(memory_budget=core_set_bytes(2, 2) - 1, **params).fit(X, y_ssl)
+    assert core_set_bytes(64, 2) == 8 * (64**2 + 64**2)  # the first buffer holds 64 rows
+    assert core_set_bytes(65, 2) == 8 * (128**2 + 64**2 + 65**2)  # doubled, with its old copy
+
+
+@pytest.mark.parametrize("Model", [SparseLapCVMClassifier, SparseLapCVMRegressor])
+def test_n_jobs_threads_the_graph_and_gives_the_same_fit(Model):
+    X, y_ssl, _ = _growing_core_set()
+    params = dict(random_state=0)  # the defaults: a small core set
+    y = y_ssl if Model is SparseLapCVMClassifier else np.where(y_ssl == -1, np.nan, y_ssl * 1.0)
+    one = Model(n_jobs=1, **params).fit(X, y)
+    two = Model(n_jobs=2, **params).fit(X, y)
+    assert one.graph_.n_jobs == 1 and two.graph_.n_jobs == 2
+    X_new = X[:20] + 0.05
+    method = "decision_function" if Model is SparseLapCVMClassifier else "predict"
+    np.testing.assert_allclose(getattr(one, method)(X_new), getattr(two, method)(X_new))
+    np.testing.assert_array_equal(one.support_, two.support_)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
 from semiscale.kernels import RBF, Linear
 from semiscale.model_selection.bif import supports_bif
-from semiscale.models import LapRLSClassifier, LapSVC, NystromLapSVC
+from semiscale.models import LapRLSClassifier, LapRLSRegressor, LapSVC, NystromLapSVC
 from semiscale.utils import all_estimators
 
 
@@ -159,3 +160,98 @@ def test_laprls_kernel_rbf_equals_its_rbf_object():
     np.testing.assert_array_equal(by_name.decision_function(X), by_object.decision_function(X))
     # with a fixed width the name is only a spelling: grid search over names works too
     assert LapRLSClassifier(kernel="laplacian").get_params()["kernel"] == "laplacian"
+
+
+# ------------------------------------------------------------------- n_jobs and memory_budget
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: LapRLSClassifier(**kw),
+        lambda **kw: LapRLSRegressor(**kw),
+        lambda **kw: LapSVC(**kw),
+        lambda **kw: LapSVC(formulation="dual", **kw),
+    ],
+    ids=["LapRLSClassifier", "LapRLSRegressor", "LapSVC", "LapSVC-dual"],
+)
+def test_exact_estimators_thread_their_kernel_blocks_and_graph_with_the_same_result(
+    make, monkeypatch
+):
+    import semiscale.linalg.ops as ops
+
+    X, y = _moons(120)
+    if not is_classifier(make()):
+        y = np.where(y == -1, np.nan, y.astype(float))
+    X_new = X[:30] + 0.05
+    seen = []
+    original = ops.ArrayOps.kernel_matrix
+
+    def spy(self, kernel, A, B=None, memory_budget=None, n_jobs=1):
+        seen.append(n_jobs)
+        return original(self, kernel, A, B, memory_budget, n_jobs)
+
+    monkeypatch.setattr(ops.ArrayOps, "kernel_matrix", spy)
+    outputs = {}
+    for n_jobs in (1, 2):
+        seen.clear()
+        model = make(n_jobs=n_jobs, random_state=0).fit(X, y)
+        assert seen and set(seen) == {n_jobs}  # the solve's kernel matrix
+        assert model.graph_.n_jobs == n_jobs  # the graph inherits it
+        method = "decision_function" if is_classifier(model) else "predict"
+        outputs[n_jobs] = (model.transduction_, getattr(model, method)(X_new))
+    for one, two in zip(outputs[1], outputs[2], strict=True):
+        np.testing.assert_allclose(one, two, rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------ the table of parameters
+PARAMETERS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "parameters.md"
+_MODELS = dict(all_estimators(type_filter=["classifier", "regressor"]))
+
+
+def _documented_defaults():
+    """``{parameter: {estimator: default repr or None (none)}}`` of docs/parameters.md."""
+    rows = {}
+    for line in PARAMETERS_PAGE.read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split(" | ")]
+        if len(cells) != 4 or not cells[0].startswith("`"):
+            continue
+        defaults = {}
+        for group in cells[2].split("; "):
+            value, _, names = group.rpartition(": ")
+            value = None if value == "none" else value.strip("`")
+            for name in names.split(", "):
+                assert name not in defaults, f"{cells[0]}: {name} listed twice"
+                defaults[name] = value
+        rows[cells[0].strip("`")] = defaults
+    return rows
+
+
+def test_the_parameter_tables_hold_every_shared_parameter_and_its_defaults():
+    rows = _documented_defaults()
+    signatures = {name: inspect.signature(cls).parameters for name, cls in _MODELS.items()}
+    counts = {}
+    for parameters in signatures.values():
+        for parameter in parameters:
+            counts[parameter] = counts.get(parameter, 0) + 1
+    shared = {parameter for parameter, count in counts.items() if count >= 2}
+    assert shared <= set(rows), f"shared parameters missing from the page: {shared - set(rows)}"
+    problems = []
+    for parameter, defaults in rows.items():
+        for name, parameters in signatures.items():
+            has = parameter in parameters
+            if name not in defaults:
+                if has:
+                    problems.append(f"{parameter}: {name} has it but is not listed")
+            elif defaults[name] is None:
+                if has:
+                    problems.append(f"{parameter}: {name} is listed as 'none' but has it")
+            elif not has:
+                problems.append(f"{parameter}: {name} is listed but has no such parameter")
+            elif repr(parameters[parameter].default) != defaults[name]:
+                problems.append(
+                    f"{parameter}: {name}'s default is {parameters[parameter].default!r}, the "
+                    f"page says {defaults[name]}"
+                )
+        unknown = set(defaults) - set(signatures)
+        if unknown:
+            problems.append(f"{parameter}: no estimator is called {sorted(unknown)}")
+    assert not problems, "docs/parameters.md drifted from the code:\n" + "\n".join(problems)

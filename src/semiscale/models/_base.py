@@ -39,6 +39,8 @@ from .._validation import (
     check_laplacian,
     check_regression_targets,
     check_X,
+    label_array,
+    unlabeled_rows,
     validate_X,
 )
 from ..scaling import solver_lambdas
@@ -248,6 +250,7 @@ class ManifoldMixin(GraphOwnerMixin):
             memory_budget=memory_budget,
             random_state=random_state,
             verbose=self.verbose,
+            n_jobs=self.n_jobs if contract.n_jobs else None,
             stability_tol=self.stability_tol if early_stopping else None,
             stability_weights=L.diagonal() if early_stopping and centred else None,
         )
@@ -295,7 +298,8 @@ class ManifoldMixin(GraphOwnerMixin):
             # float32 points of a float64 fit: the kernel in the fit's precision, as the fit
             # (a kernel block is in float64 when either operand is, _pairs.result_dtype)
             X = X.astype(self._compute_dtype())
-        decision = kernel_matmul(self.kernel_, X, self.X_fit_, self.dual_coef_, budget)
+        n_jobs = self.n_jobs if self._fit_contract.n_jobs else None
+        decision = kernel_matmul(self.kernel_, X, self.X_fit_, self.dual_coef_, budget, n_jobs)
         if np.any(self.intercept_):
             decision = decision + self.intercept_
         return decision
@@ -326,10 +330,8 @@ def _in_input_dtype(X_fit, X):
 
 
 def _unlabeled_rows(y, unlabeled):
-    """Boolean mask of the rows of a classifier's ``y`` that carry the unlabeled marker."""
-    if isinstance(unlabeled, float) and np.isnan(unlabeled):
-        return np.isnan(y) if y.dtype.kind == "f" else np.zeros(y.shape[0], dtype=bool)
-    return y == unlabeled
+    """Boolean mask of the rows of a classifier's ``y`` that carry the marker or no label."""
+    return unlabeled_rows(y, unlabeled)
 
 
 def _labeled_rows_of(X, keep):
@@ -352,6 +354,7 @@ def _column_or_1d_labels(y):
     A list mixing numbers and strings stays an object array: ``np.asarray`` would turn every
     label into a string before ``check_classification_targets`` could refuse the mix.
     """
+    y = label_array(y)  # a pandas Int64 column beside pd.NA stays integers
     if not hasattr(y, "dtype"):
         as_object = np.asarray(y, dtype=object)
         if len({isinstance(v, str) for v in as_object.ravel().tolist()}) == 2:

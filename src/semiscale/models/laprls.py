@@ -18,6 +18,7 @@ With ``intrinsic_reg = 0`` the unlabeled coefficients are zero and the labeled o
 from __future__ import annotations
 
 from functools import partial
+from numbers import Integral
 
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import StrOptions
@@ -49,6 +50,7 @@ class _LapRLSBase(ManifoldMixin, BaseEstimator):
     _parameter_constraints: dict = {
         **MANIFOLD_PARAMETER_CONSTRAINTS,
         "solver": [StrOptions(set(EXACT_SOLVERS))],
+        "n_jobs": [Integral, None],
     }
 
     def _check_before_graph(self, n_samples: int, n_labeled: int) -> None:
@@ -114,6 +116,12 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
         Seeds data-dependent kernel heuristics (``gamma="median"``) and the ``"pcg"``
         preconditioner's row sample.  An int gives the same model on every fit; a
         ``RandomState`` or ``Generator`` is drawn from (and advanced).
+    n_jobs : int or None, default=None
+        Threads, as scikit-learn reads ``n_jobs`` (None: one, unless inside a
+        ``joblib.parallel_config(n_jobs=...)`` context; -1: all cores), for the kernel blocks
+        (the kernel matrix of the direct solve, the kernel expansion at ``predict``), the
+        graph's neighbour search when ``graph`` leaves its own ``n_jobs`` at None, and the graph
+        extension's at ``predict``.  The result does not depend on it.
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
         2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
@@ -182,7 +190,11 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
     """
 
     _fit_contract = FitContract(
-        fit_path="manifold", expansion="training", fit_intercept=True, approximate_cv=True
+        fit_path="manifold",
+        expansion="training",
+        fit_intercept=True,
+        n_jobs=True,
+        approximate_cv=True,
     )
 
     def __init__(
@@ -198,6 +210,7 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
         max_iter=None,
         memory_budget=None,
         random_state=None,
+        n_jobs=None,
         verbose=0,
         fit_intercept=False,
     ):
@@ -211,6 +224,7 @@ class LapRLSRegressor(SSLRegressorMixin, _LapRLSBase):
         self.max_iter = max_iter
         self.memory_budget = memory_budget
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.fit_intercept = fit_intercept
 
@@ -292,6 +306,12 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         Seeds data-dependent kernel heuristics (``gamma="median"``) and the ``"pcg"``
         preconditioner's row sample.  An int gives the same model on every fit; a
         ``RandomState`` or ``Generator`` is drawn from (and advanced).
+    n_jobs : int or None, default=None
+        Threads, as scikit-learn reads ``n_jobs`` (None: one, unless inside a
+        ``joblib.parallel_config(n_jobs=...)`` context; -1: all cores), for the kernel blocks
+        (the kernel matrix of the direct solve, the kernel expansion at ``predict``), the
+        graph's neighbour search when ``graph`` leaves its own ``n_jobs`` at None, and the graph
+        extension's at ``predict``.  The result does not depend on it.
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
         2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
@@ -397,6 +417,7 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         fit_intercept=True,
         balanced_targets=True,
         out_of_sample=True,
+        n_jobs=True,
         approximate_cv=True,
     )
 
@@ -421,6 +442,7 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         max_iter=None,
         memory_budget=None,
         random_state=None,
+        n_jobs=None,
         verbose=0,
         fit_intercept=False,
         balanced_targets=False,
@@ -437,6 +459,7 @@ class LapRLSClassifier(SSLClassifierMixin, _LapRLSBase):
         self.max_iter = max_iter
         self.memory_budget = memory_budget
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.fit_intercept = fit_intercept
         self.balanced_targets = balanced_targets

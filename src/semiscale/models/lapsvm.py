@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import warnings
 from functools import partial
-from numbers import Real
+from numbers import Integral, Real
 
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
@@ -165,6 +165,12 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         the graph is built.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the kernel's data-dependent width and the graph's approximate search.
+    n_jobs : int or None, default=None
+        Threads, as scikit-learn reads ``n_jobs`` (None: one, unless inside a
+        ``joblib.parallel_config(n_jobs=...)`` context; -1: all cores), for the kernel blocks
+        (the kernel matrix of the direct solve and of the dual, the kernel expansion at
+        ``predict``), the graph's neighbour search when ``graph`` leaves its own ``n_jobs`` at
+        None, and the graph extension's at ``predict``.  The result does not depend on it.
     verbose : int or bool, default=0
         0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
         2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
@@ -274,6 +280,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         "loss": [StrOptions({"auto", "hinge", "squared_hinge", "huber_hinge"})],
         "huber_width": [Interval(Real, 0, None, closed="neither")],
         "centring": ["boolean"],
+        "n_jobs": [Integral, None],
         "linear_solver": [StrOptions(set(EXACT_SOLVERS)), Hidden(StrOptions({_NOT_GIVEN}))],
         **EARLY_STOPPING_CONSTRAINTS,
     }
@@ -285,6 +292,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         early_stopping=True,
         centring=True,
         out_of_sample=True,
+        n_jobs=True,
         approximate_cv=True,
         approximate_cv_formulations=("primal",),  # the dual QP's hinge is not smooth
     )
@@ -306,6 +314,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         max_iter=None,
         memory_budget=None,
         random_state=None,
+        n_jobs=None,
         verbose=0,
         fit_intercept=True,
         centring=True,
@@ -328,6 +337,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         self.max_iter = max_iter
         self.memory_budget = memory_budget
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.fit_intercept = fit_intercept
         self.centring = centring

@@ -50,7 +50,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from .._random import RANDOM_STATE_CONSTRAINT, as_random_state
 from ..graph import KNNGraph
 from ..kernels import RBF, LaplacianKernel
-from ..solvers.cvm import core_vector_machine
+from ..solvers.cvm import core_vector_machine, largest_core_set
 from ..solvers.slapcvm_kernel import SLapCVMKernel, graph_edges
 from ._base import (
     KERNEL_CONSTRAINT,
@@ -99,17 +99,19 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
         "max_core_set": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "n_candidates": [Interval(Integral, 1, None, closed="left")],
+        "memory_budget": [Interval(Real, 0, None, closed="neither"), str, None],
         "random_state": RANDOM_STATE_CONSTRAINT,
+        "n_jobs": [Integral, None],
         "verbose": ["verbose"],
     }
     _default_kernel = SLAPCVM_KERNEL
     _default_graph = SLAPCVM_GRAPH
     #: Items per labeled point (1 for the classifier's margin, 2 for the regressor's tube).
     _items_per_label = 1
-    #: A fit of its own (no fit_intercept, memory_budget or n_jobs parameter: the CVM's core set
-    #: grows to max_core_set), whose loss is not the squared one; no approximate CV.
+    #: A fit of its own (no fit_intercept), whose loss is not the squared one; no approximate
+    #: CV.  memory_budget bounds the core set and, with n_jobs, the graph and predict.
     _fit_contract = FitContract(
-        fit_path="core-vector-machine", expansion="support", memory_budget=False
+        fit_path="core-vector-machine", expansion="support", memory_budget=True, n_jobs=True
     )
 
     def _edges(self, X, laplacian):
@@ -134,6 +136,8 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
                 f"{self._items_per_label * m} labeled items ({m} labeled points), which form "
                 "the initial core set; raise max_core_set"
             )
+        # the labeled items' Gram matrix must fit before any work
+        largest_core_set(self.memory_budget, self._items_per_label * m, self.max_core_set)
         random_state = as_random_state(self.random_state)
         edges = self._edges(X, laplacian)
         self.n_edges_ = int(edges[0].size)
@@ -176,6 +180,7 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
                 n_candidates=self.n_candidates,
                 random_state=random_state,
                 verbose=self.verbose,
+                memory_budget=self.memory_budget,
             )
             # w = C Σ α_a z_a (§3.1), over the core set's items only
             expansions.append(K.expansion(self.C * result.alpha, items=result.core_set))
@@ -284,7 +289,10 @@ class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
         ε of the CVM's ``(1 + ε)``-approximate ball.
     max_core_set : int, default=5000
         Largest core set; reaching it first gives a ConvergenceWarning.  The core set's K̃
-        block takes ``8·max_core_set²`` bytes at most (200 MB at 5,000).
+        block is kept in a buffer that doubles from 64 rows (or twice the labeled items), so
+        at most :func:`~semiscale.solvers.cvm.core_set_bytes` ``(max_core_set, ·)`` bytes with
+        the copy made when it doubles and the QP's (830.7 MiB at 5,000 from up to 32 labeled
+        items); ``memory_budget`` stops it growing sooner.
     max_iter : int, default=1000
         CVM iterations per problem (each: the ball on the core set, the check of the random
         candidates and, when one lies outside, one item added); reaching it first gives a
@@ -295,6 +303,18 @@ class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
         CVM stops when the furthest candidate is inside the ``(1 + tol)`` ball, so a few
         violating items can go unseen; a value at least ``m + 2|E|`` checks every item and
         gives the exact ``(1 + tol)`` ball, at ``|S|`` K̃ entries per item per iteration.
+    memory_budget : int, str or None, default=None
+        Largest working memory (bytes, or a string such as "4GB"); None = a quarter of the
+        memory available.  Bounds the core set's Gram matrix (the core set stops growing where
+        it would not fit, with a ``ConvergenceWarning`` naming it; labeled points whose initial
+        core set does not fit raise ``MemoryBudgetError`` before the graph is built), the
+        kernel blocks of ``predict``, and the graph's search when ``graph`` leaves its own
+        budget at None.
+    n_jobs : int or None, default=None
+        Threads of the graph's neighbour search (when ``graph`` leaves its own ``n_jobs`` at
+        None) and of the kernel blocks of ``predict``, as scikit-learn reads ``n_jobs`` (None:
+        one, unless inside a ``joblib.parallel_config(n_jobs=...)`` context; -1: all cores).
+        The core set grows one point at a time on one thread.  The result does not depend on it.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the CVM's candidate draws, the kernel width's sample and the graph's search.
     verbose : int or bool, default=0
@@ -378,7 +398,9 @@ class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
         max_core_set=5000,
         max_iter=1000,
         n_candidates=59,
+        memory_budget=None,
         random_state=None,
+        n_jobs=None,
         verbose=0,
         unlabeled=-1,
     ):
@@ -391,7 +413,9 @@ class SparseLapCVMClassifier(SSLClassifierMixin, _SparseLapCVMBase):
         self.max_core_set = max_core_set
         self.max_iter = max_iter
         self.n_candidates = n_candidates
+        self.memory_budget = memory_budget
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.unlabeled = unlabeled
 
@@ -460,7 +484,10 @@ class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
         ε of the CVM's ``(1 + ε)``-approximate ball.
     max_core_set : int, default=5000
         Largest core set; reaching it first gives a ConvergenceWarning.  The core set's K̃
-        block takes ``8·max_core_set²`` bytes at most (200 MB at 5,000).
+        block is kept in a buffer that doubles from 64 rows (or twice the labeled items), so
+        at most :func:`~semiscale.solvers.cvm.core_set_bytes` ``(max_core_set, ·)`` bytes with
+        the copy made when it doubles and the QP's (830.7 MiB at 5,000 from up to 32 labeled
+        items); ``memory_budget`` stops it growing sooner.
     max_iter : int, default=1000
         CVM iterations per problem (each: the ball on the core set, the check of the random
         candidates and, when one lies outside, one item added); reaching it first gives a
@@ -471,6 +498,18 @@ class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
         CVM stops when the furthest candidate is inside the ``(1 + tol)`` ball, so a few
         violating items can go unseen; a value at least ``m + 2|E|`` checks every item and
         gives the exact ``(1 + tol)`` ball, at ``|S|`` K̃ entries per item per iteration.
+    memory_budget : int, str or None, default=None
+        Largest working memory (bytes, or a string such as "4GB"); None = a quarter of the
+        memory available.  Bounds the core set's Gram matrix (the core set stops growing where
+        it would not fit, with a ``ConvergenceWarning`` naming it; labeled points whose initial
+        core set does not fit raise ``MemoryBudgetError`` before the graph is built), the
+        kernel blocks of ``predict``, and the graph's search when ``graph`` leaves its own
+        budget at None.
+    n_jobs : int or None, default=None
+        Threads of the graph's neighbour search (when ``graph`` leaves its own ``n_jobs`` at
+        None) and of the kernel blocks of ``predict``, as scikit-learn reads ``n_jobs`` (None:
+        one, unless inside a ``joblib.parallel_config(n_jobs=...)`` context; -1: all cores).
+        The core set grows one point at a time on one thread.  The result does not depend on it.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the CVM's candidate draws, the kernel width's sample and the graph's search.
     verbose : int or bool, default=0
@@ -542,7 +581,9 @@ class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
         max_core_set=5000,
         max_iter=1000,
         n_candidates=59,
+        memory_budget=None,
         random_state=None,
+        n_jobs=None,
         verbose=0,
     ):
         self.kernel = kernel
@@ -554,7 +595,9 @@ class SparseLapCVMRegressor(SSLRegressorMixin, _SparseLapCVMBase):
         self.max_core_set = max_core_set
         self.max_iter = max_iter
         self.n_candidates = n_candidates
+        self.memory_budget = memory_budget
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     def _labeled_items(self, labeled, targets):

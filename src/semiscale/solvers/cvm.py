@@ -42,13 +42,22 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 from .._progress import log, progress
 from .._random import check_random_state
 from ..linalg.ops import get_ops
 from .simplex_qp_libsvm import simplex_qp_libsvm
 from .smo import simplex_qp_smo
 
-__all__ = ["CVMResult", "INNER_SOLVERS", "LIBSVM_FROM", "N_CANDIDATES", "core_vector_machine"]
+__all__ = [
+    "CVMResult",
+    "INNER_SOLVERS",
+    "LIBSVM_FROM",
+    "N_CANDIDATES",
+    "core_set_bytes",
+    "core_vector_machine",
+    "largest_core_set",
+]
 
 #: Random candidates per iteration: their furthest is among the 5 % furthest items with
 #: probability 1 − 0.95⁵⁹ ≈ 0.95 (CVM's probabilistic speed-up).
@@ -116,6 +125,44 @@ def _solve(Q, v, alpha, inner, tol, max_updates):
     return simplex_qp_smo(Q, v, alpha, tol=tol, max_iter=max_updates)
 
 
+def core_set_bytes(size: int, initial_size: int) -> int:
+    """Peak bytes of the Gram matrix K̃_SS of a core set of ``size`` items (one started from
+    ``initial_size``): its buffer, which doubles from ``max(2·initial_size, 64)`` rows, the
+    buffer it was copied from when it last doubled, and one ``size²`` copy for the QP."""
+    first = max(2 * initial_size, 64)
+    capacity = first
+    while capacity < size:
+        capacity *= 2
+    previous = capacity // 2 if capacity > first else 0
+    return 8 * (capacity**2 + previous**2 + size**2)
+
+
+def largest_core_set(memory_budget, initial_size: int, max_core_set: int) -> int:
+    """The largest core set, at most ``max_core_set``, whose K̃_SS fits ``memory_budget``.
+
+    Raises
+    ------
+    MemoryBudgetError
+        When not even the initial core set (the labeled items) fits.
+    """
+    budget = parse_memory_budget(memory_budget)
+    needed = core_set_bytes(initial_size, initial_size)
+    if needed > budget:
+        raise MemoryBudgetError(
+            f"the core vector machine's Gram matrix needs {format_bytes(needed)} for its "
+            f"initial core set of {initial_size} labeled items but memory_budget is "
+            f"{format_bytes(budget)}; raise memory_budget"
+        )
+    low, high = initial_size, max(initial_size, max_core_set)  # core_set_bytes grows with size
+    while low < high:
+        middle = (low + high + 1) // 2
+        if core_set_bytes(middle, initial_size) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def core_vector_machine(
     kernel,
     labeled_weight,
@@ -129,6 +176,7 @@ def core_vector_machine(
     inner="auto",
     random_state=None,
     verbose=0,
+    memory_budget=None,
 ) -> CVMResult:
     """Solve ``max v·α − αᵀK̃α`` over the simplex by the CVM (module docstring).
 
@@ -145,6 +193,9 @@ def core_vector_machine(
         ε of the ``(1 + ε)`` ball.
     max_core_set : int, default=5000
         Largest core set; reached before convergence: a ConvergenceWarning.
+    memory_budget : int, str or None, default=None
+        Bounds the core set too (:func:`largest_core_set`; None: a quarter of the memory
+        available): reached before convergence, a ConvergenceWarning that names it.
     max_iter : int or None, default=None
         Iterations (each: the ball on the core set, the candidates' check and, when one lies
         outside, one item added) before stopping with a ConvergenceWarning; None: bounded by
@@ -174,6 +225,7 @@ def core_vector_machine(
             f"max_core_set={max_core_set} cannot hold the initial core set of {initial.size} "
             "labeled points; raise max_core_set to at least the number of labeled points"
         )
+    budget_core_set = largest_core_set(memory_budget, initial.size, max_core_set)
     max_iter = max_core_set if max_iter is None else int(max_iter)
     n_items, m = kernel.n_items, kernel.m
     labeled_linear = np.broadcast_to(np.asarray(labeled_weight, dtype=float), (m,))
@@ -219,15 +271,23 @@ def core_vector_machine(
             if dist2[far] <= (1.0 + tol) ** 2 * radius2:
                 converged = True
                 break
+            fix = "raise max_core_set / max_iter or tol"
             if len(core) >= max_core_set:
                 stopped = f"reached max_core_set={max_core_set}"
+            elif len(core) >= budget_core_set:
+                stopped = (
+                    f"reached the largest core set memory_budget holds ({budget_core_set} "
+                    f"items: {format_bytes(core_set_bytes(budget_core_set + 1, initial.size))} "
+                    f"for one more)"
+                )
+                fix = "raise memory_budget, or tol"
             elif n_iter >= max_iter:
                 stopped = f"ran max_iter={max_iter} iterations"
             if stopped:
                 warnings.warn(
                     f"the core vector machine {stopped} before the (1 + {tol:g}) ball: the "
                     f"furthest candidate lies at {np.sqrt(dist2[far] / radius2):.4g} R "
-                    f"(core set of {len(core)} items); raise max_core_set / max_iter or tol",
+                    f"(core set of {len(core)} items); {fix}",
                     ConvergenceWarning,
                     stacklevel=2,
                 )

@@ -147,7 +147,8 @@ def _kernel_matrix(qp: QuadraticProblem):
     key = _kernel_key(qp.kernel) if store is not None else None
     if key is not None and store.get("X") is qp.X and store.get("key") == key:
         return store["K"], True
-    K = np.asarray(kernel_matrix(qp.kernel, qp.X, memory_budget=qp.memory_budget), float)
+    K = kernel_matrix(qp.kernel, qp.X, memory_budget=qp.memory_budget, n_jobs=qp.n_jobs)
+    K = np.asarray(K, float)
     n = K.shape[0]
     if key is not None and 4 * n * n * 8 <= parse_memory_budget(qp.memory_budget):
         store.clear()
@@ -169,7 +170,7 @@ def _solve_rls(qp: QuadraticProblem) -> Solution:
     check_dense_fits(idx.size, qp.memory_budget, 2, "kernel RLS on the labeled points")
     X_l = qp.X[idx]
     active_l = qp.active[idx]
-    K_ll = kernel_matrix(qp.kernel, X_l, memory_budget=qp.memory_budget)
+    K_ll = kernel_matrix(qp.kernel, X_l, memory_budget=qp.memory_budget, n_jobs=qp.n_jobs)
     if active_l.all():
         K_ll.flat[:: K_ll.shape[0] + 1] += qp.lambda_ambient
         alpha = solve_or_lstsq(K_ll, qp.rhs[idx], assume_a="pos", what="RLS system")
@@ -449,7 +450,7 @@ def _solve_rls_cg(qp: QuadraticProblem, options) -> Solution:
     lam = qp.lambda_ambient
     stored = idx.size**2 * 8 <= parse_memory_budget(qp.memory_budget) // 2
     if stored:
-        K_ll = kernel_matrix(qp.kernel, X_l, memory_budget=qp.memory_budget)
+        K_ll = kernel_matrix(qp.kernel, X_l, memory_budget=qp.memory_budget, n_jobs=qp.n_jobs)
         K_ll.flat[:: K_ll.shape[0] + 1] += lam
         diagonal = np.diag(K_ll).copy()
         operator = K_ll
@@ -457,7 +458,7 @@ def _solve_rls_cg(qp: QuadraticProblem, options) -> Solution:
         diagonal = qp.kernel.diag(X_l) + lam
 
         def operator(V):
-            return kernel_matmul(qp.kernel, X_l, None, V, qp.memory_budget) + lam * V
+            return kernel_matmul(qp.kernel, X_l, None, V, qp.memory_budget, qp.n_jobs) + lam * V
 
     precond = None
     if options["solver"] == "pcg":
@@ -513,7 +514,7 @@ def _solve_iterative(qp: QuadraticProblem, options, graph=True) -> Solution:
     if qp.rhs_on_active_only:
         z = hessian.rhs(qp.rhs[active_index])
     else:
-        z = kernel_matmul(qp.kernel, qp.X, None, qp.rhs, qp.memory_budget)
+        z = kernel_matmul(qp.kernel, qp.X, None, qp.rhs, qp.memory_budget, qp.n_jobs)
     preconditioner_options = {}
     if options["preconditioner"] == "sampled-hessian":
         preconditioner_options["random_state"] = qp.random_state

@@ -49,7 +49,10 @@ def dual_gram(problem: ManifoldProblem):
         )
     check_dense_fits(n, problem.memory_budget, 2, DUAL_WHAT)
     with stage(f"kernel matrix ({n}×{n})", problem.verbose):
-        K = np.asarray(ops.kernel_matrix(problem.kernel, X, memory_budget=problem.memory_budget))
+        K = ops.kernel_matrix(
+            problem.kernel, X, memory_budget=problem.memory_budget, n_jobs=problem.n_jobs
+        )
+        K = np.asarray(K)
     with stage(f"LapSVM dual system ({n}×{n} LU)", problem.verbose):
         if problem.laplacian is None or problem.lambda_intrinsic == 0:
             M = np.zeros((n, n))

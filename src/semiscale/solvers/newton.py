@@ -48,6 +48,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -79,6 +80,7 @@ def _quadratic(problem: ManifoldProblem, rhs, active, scale=1.0) -> QuadraticPro
         memory_budget=problem.memory_budget,
         random_state=problem.random_state,
         verbose=problem.verbose,
+        n_jobs=problem.n_jobs,
         labeled=np.asarray(problem.labeled, dtype=bool),
     )
 
@@ -409,7 +411,9 @@ def solve_manifold(problem: ManifoldProblem, solve_quadratic, *, kernel_matmul=N
         that changed side at each step after the first.
     """
     if kernel_matmul is None:
-        from ..linalg import kernel_matmul
+        from ..linalg import kernel_matmul as threaded
+
+        kernel_matmul = partial(threaded, n_jobs=problem.n_jobs)
     loss = get_loss(problem.loss)
     targets = np.asarray(problem.targets, dtype=np.float64)
     targets = targets.reshape(targets.shape[0], -1)

@@ -42,6 +42,8 @@ class ManifoldProblem:
     memory_budget: object = None
     random_state: object = None
     verbose: int = 0
+    #: Threads of the kernel blocks (scikit-learn's reading: None is one thread).
+    n_jobs: int | None = None
     #: Early stopping of a non-quadratic loss's Newton iteration (Melacci & Belkin 2011's
     #: stability check): a column stops once at most this fraction of the training points
     #: changes side between two consecutive Newton steps; None runs Newton to convergence.
@@ -73,6 +75,8 @@ class QuadraticProblem:
     memory_budget: object = None
     random_state: object = None
     verbose: int = 0
+    #: Threads of the kernel blocks (scikit-learn's reading: None is one thread).
+    n_jobs: int | None = None
     #: Rows that carry a loss term (the span of f without a graph term); None means ``active``.
     labeled: np.ndarray | None = None
 
