@@ -7,6 +7,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -32,12 +33,69 @@ __all__ = ["DisconnectedGraphWarning", "KNNGraph"]
 
 
 class DisconnectedGraphWarning(UserWarning):
-    """The kNN graph has several connected components.
+    """Some points lie in connected components of the graph without a labeled point.
 
-    Labels cannot propagate between components: a component without a labeled point gets its
-    predictions from the ambient (kernel) term alone.  Raise ``n_neighbors`` or use
-    ``symmetrize="union"`` to connect the graph.
+    Labels cannot propagate between components.  A graph with several components is fine
+    when each holds a labeled point (two moons with one label per moon); the points of a
+    component without one get no label through the graph: the kernel models predict them from
+    the ambient (kernel) term alone, graph learning gives them the class prior.  The estimators
+    that read labels warn, naming how many points are affected; raise the graph's
+    ``n_neighbors`` (or use ``symmetrize="union"`` for a mutual graph), or label a point of
+    each component.  A :class:`KNNGraph` alone, which sees no labels, does not warn: its
+    ``n_components_`` says how many components it has.
     """
+
+
+def component_labels(laplacian, graph=None) -> np.ndarray:
+    """The connected component of each vertex of the graph of ``laplacian``.
+
+    An edge where an off-diagonal entry is non-zero (a power ``L^p`` has the components of
+    ``L``); a fitted ``graph``'s own ``component_labels_`` are reused when they fit.
+    """
+    labels = getattr(graph, "component_labels_", None)
+    if labels is not None and labels.shape[0] == laplacian.shape[0]:
+        return labels
+    off = sp.csr_matrix(laplacian, copy=True)
+    off.setdiag(0)
+    off.eliminate_zeros()
+    return connected_components(off)[1]
+
+
+#: What a kernel model's points out of the labels' reach get (:func:`warn_unreached`).
+KERNEL_ONLY = ", so their predictions come from the kernel (ambient) term alone"
+
+
+def warn_unreached(laplacian, labeled, *, graph=None, consequence: str, stacklevel: int) -> int:
+    """Warn when points lie in connected components without a labeled point; return their number.
+
+    ``labeled`` is the boolean mask of the labeled rows of ``laplacian``; ``graph`` the fitted
+    graph (None for a Laplacian passed to ``fit``); ``consequence`` says what those points get
+    instead (", so ...").  Components that each hold a label, of any class, are fine: nothing is
+    said about them.
+    """
+    components = component_labels(laplacian, graph)
+    has_label = np.zeros(components.max() + 1, dtype=bool)
+    has_label[components[np.asarray(labeled, dtype=bool)]] = True
+    unreached = ~has_label[components]
+    n_unreached = int(np.count_nonzero(unreached))
+    if n_unreached:
+        k = getattr(graph, "n_neighbors", None)
+        fix = (
+            f"Raise the graph's n_neighbors (now {k})"
+            if k is not None
+            else "Build the graph with more neighbours"
+        )
+        if getattr(graph, "symmetrize", None) == "mutual":
+            fix += ' or use symmetrize="union"'
+        warnings.warn(
+            f"{n_unreached} of {components.size} training points (none of them labeled) lie in "
+            f"{np.unique(components[unreached]).size} connected component(s) of the graph "
+            f"without a labeled point: labels cannot reach them through the graph{consequence}. "
+            f"{fix}, or label a point of each component",
+            DisconnectedGraphWarning,
+            stacklevel=stacklevel + 1,
+        )
+    return n_unreached
 
 
 #: Bytes per entry of the ``n × (k + 1)`` kNN table that a graph holds at its peak: the table
@@ -167,7 +225,8 @@ class KNNGraph(BaseEstimator):
     degree_ : ndarray of shape (n_samples,)
         ``d_i = Σ_j W_ij``.
     n_components_ : int
-        Connected components of the graph (a :class:`DisconnectedGraphWarning` when > 1).
+        Connected components of the graph.  An estimator that fits the graph warns
+        (:class:`DisconnectedGraphWarning`) when one of them holds no labeled point.
     component_labels_ : ndarray of int, shape (n_samples,)
     bandwidth_ : float or None
         ``σ`` used by the heat weights (None for binary and self-tuning weights).
@@ -319,16 +378,8 @@ class KNNGraph(BaseEstimator):
             f"{self.adjacency_.nnz} edges, {self.n_components_} component(s); {parts}",
             self.verbose,
         )
-        if self.n_components_ > 1:
-            sizes = np.bincount(self.component_labels_)
-            warnings.warn(
-                f"the kNN graph has {self.n_components_} connected components (sizes from "
-                f"{sizes.min()} to {sizes.max()}); labels cannot propagate between them. Raise "
-                f"n_neighbors (now {self.n_neighbors})"
-                + (' or use symmetrize="union"' if self.symmetrize == "mutual" else ""),
-                DisconnectedGraphWarning,
-                stacklevel=3,
-            )
+        # No warning for several components: that is harmful only where a component holds no
+        # labeled point, which the estimators that read labels check (warn_unreached).
         return self
 
     def fit_transform(self, X, y=None):

@@ -43,6 +43,7 @@ from .._validation import (
     unlabeled_rows,
     validate_X,
 )
+from ..graph._graph import KERNEL_ONLY, warn_unreached
 from ..scaling import solver_lambdas
 from ..solvers.problem import ManifoldProblem, Solution
 from ._contract import FitContract, fit_rules, labels_from_decision
@@ -227,6 +228,8 @@ class ManifoldMixin(GraphOwnerMixin):
         else:
             self.graph_ = None
         timings["graph"] = time.perf_counter() - tic
+        if L is not None and intrinsic_reg > 0:  # stacklevel: past fit and its _fit_context
+            warn_unreached(L, labeled, graph=self.graph_, consequence=KERNEL_ONLY, stacklevel=4)
         kernel = kernel_to_fit(self.kernel, self._default_kernel)
         self.kernel_ = kernel.fit(X, y, laplacian=L, random_state=random_state)
         if L is not None:

@@ -49,6 +49,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._random import RANDOM_STATE_CONSTRAINT, as_random_state
 from ..graph import KNNGraph
+from ..graph._graph import KERNEL_ONLY, warn_unreached
 from ..kernels import RBF, LaplacianKernel
 from ..solvers.cvm import core_vector_machine, largest_core_set
 from ..solvers.slapcvm_kernel import SLapCVMKernel, graph_edges
@@ -128,7 +129,7 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
 
     def _fit_problem(self, X, Y, labeled, laplacian, y=None):
         start = time.perf_counter()
-        labeled = np.flatnonzero(labeled)
+        labeled_mask, labeled = labeled, np.flatnonzero(labeled)
         m = labeled.size
         if self.max_core_set < self._items_per_label * m:
             raise ValueError(
@@ -146,6 +147,8 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
                 "the graph has no edges, so there is no manifold constraint; check graph "
                 "(n_neighbors) and that X has distinct points"
             )
+        L = self.graph_.laplacian_ if self.graph_ is not None else laplacian
+        warn_unreached(L, labeled_mask, graph=self.graph_, consequence=KERNEL_ONLY, stacklevel=4)
         graph_seconds = time.perf_counter() - start
         kernel = kernel_to_fit(self.kernel, SLAPCVM_KERNEL)
         self.kernel_ = kernel.fit(X, y, laplacian=None, random_state=random_state)
