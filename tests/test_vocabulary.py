@@ -167,11 +167,12 @@ def test_laprls_kernel_rbf_equals_its_rbf_object():
     "make",
     [
         lambda **kw: LapRLSClassifier(**kw),
+        lambda **kw: LapRLSClassifier(solver="cg", **kw),
         lambda **kw: LapRLSRegressor(**kw),
         lambda **kw: LapSVC(**kw),
         lambda **kw: LapSVC(formulation="dual", **kw),
     ],
-    ids=["LapRLSClassifier", "LapRLSRegressor", "LapSVC", "LapSVC-dual"],
+    ids=["LapRLSClassifier", "LapRLSClassifier-cg", "LapRLSRegressor", "LapSVC", "LapSVC-dual"],
 )
 def test_exact_estimators_thread_their_kernel_blocks_and_graph_with_the_same_result(
     make, monkeypatch

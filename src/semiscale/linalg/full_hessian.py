@@ -84,7 +84,7 @@ class FullLapRLSHessian(NystromLapRLSHessian):
         """``K(X, X)``, exactly symmetric (computed once)."""
         if self._K_ss is None:
             ops = get_ops()
-            K = ops.kernel_matrix(self.kernel, self.X, None, memory_budget=self.memory_budget)
+            K = ops.kernel_matrix(self.kernel, self.X, None, self.memory_budget, self.n_jobs)
             # BLAS may round K[i, j] and K[j, i] differently: CG needs a symmetric operator.
             self._K_ss = ops.symmetrize(np.asarray(K, dtype=self.dtype))
         return self._K_ss
@@ -99,6 +99,7 @@ class FullLapRLSHessian(NystromLapRLSHessian):
         intrinsic_lambda,
         memory_budget=None,
         *,
+        n_jobs=1,
         reserved=0,
         n_columns=None,
     ):
@@ -112,6 +113,7 @@ class FullLapRLSHessian(NystromLapRLSHessian):
                 ambient_lambda,
                 intrinsic_lambda,
                 memory_budget,
+                n_jobs=n_jobs,
                 reserved=reserved,
                 n_columns=n_columns,
             )

@@ -168,7 +168,7 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
     n_jobs : int or None, default=None
         Threads, as scikit-learn reads ``n_jobs`` (None: one, unless inside a
         ``joblib.parallel_config(n_jobs=...)`` context; -1: all cores), for the kernel blocks
-        (the kernel matrix of the direct solve and of the dual, the kernel expansion at
+        (the kernel matrix of the Newton steps and of the dual, the kernel expansion at
         ``predict``), the graph's neighbour search when ``graph`` leaves its own ``n_jobs`` at
         None, and the graph extension's at ``predict``.  The result does not depend on it.
     verbose : int or bool, default=0

@@ -508,6 +508,7 @@ def _solve_iterative(qp: QuadraticProblem, options, graph=True) -> Solution:
         qp.lambda_ambient,
         qp.lambda_intrinsic,
         memory_budget=qp.memory_budget,
+        n_jobs=qp.n_jobs,
         reserved=reserved,
         n_columns=qp.rhs.shape[1],
     )
