@@ -147,12 +147,6 @@ def test_missing_labels_mark_unlabeled_points(Estimator):
         assert list(model.predict(X)) == list(expected), form
 
 
-def test_nullable_integer_classes_stay_integers():
-    X, _, y_ssl = two_moons_ssl(120, 3)
-    y = pd.array([None if v < 0 else int(v) for v in y_ssl], dtype="Int64")
-    assert HarmonicClassifier().fit(X, y).classes_.dtype.kind == "i"
-
-
 def test_check_classification_targets_with_missing_labels():
     targets = check_classification_targets(np.array([0, 1, None, -1, 1], dtype=object), 5)
     assert targets.classes.tolist() == [0, 1] and targets.classes.dtype.kind == "i"
@@ -184,3 +178,17 @@ def test_model_selection_reads_missing_labels_as_unlabeled():
     expected = ssl_cross_validate(HarmonicClassifier(), X, y_ssl, cv=cv)["test_score"]
     scores = ssl_cross_validate(HarmonicClassifier(), X, forms["objects with None"][0], cv=cv)
     np.testing.assert_allclose(scores["test_score"], expected)
+
+
+@pytest.mark.parametrize("Estimator", [HarmonicClassifier, LapRLSClassifier])
+def test_score_ignores_missing_labels(Estimator):
+    X, y, y_ssl = two_moons_ssl(120, 3)
+    model = Estimator().fit(X, y_ssl)
+    y_eval = np.where(np.arange(120) % 3 == 0, y, -1)  # a third of the points to score
+    expected = model.score(X, y_eval)
+    for form, (labels, classes) in _label_forms(y_eval).items():
+        fitted = Estimator().fit(X, _label_forms(y_ssl)[form][0])
+        assert list(fitted.classes_) == classes, form
+        if form.startswith("Int64"):  # integers beside pd.NA stay integers
+            assert fitted.classes_.dtype.kind == "i", form
+        assert fitted.score(X, labels) == pytest.approx(expected), form
