@@ -56,7 +56,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._memory import check_fits
 from .._progress import log
 from .._random import RANDOM_STATE_CONSTRAINT
-from .._validation import check_classification_targets, label_array, validate_X
+from .._validation import check_classification_targets, validate_X
 from ..graph import DisconnectedGraphWarning
 from ..solvers.graph_learning import component_labels, graph_cg
 from ._base import (
@@ -161,7 +161,7 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         start = time.perf_counter()
         X = validate_X(self, X, reset=True, min_samples=2)
         _check_y_given(self, y)
-        y = _column_or_1d_labels(label_array(y))  # first: Int64 labels beside pd.NA stay ints
+        y = _column_or_1d_labels(y)
         targets = check_classification_targets(y, X.shape[0], unlabeled=self.unlabeled)
         self.classes_ = targets.classes
         prior = self._class_prior(targets)
