@@ -105,7 +105,7 @@ def _feature_variance(X) -> float:
         size = X.shape[0] * X.shape[1]
         mean = data.sum() / size
         # E[x²] − E[x]²: the zeros contribute to the mean and to the count, not to the squares.
-        return float(max((data @ data) / size - mean * mean, 0.0))
+        return float(max(np.square(data).sum() / size - mean * mean, 0.0))
     n, d = X.shape
     mean = X.sum(dtype=np.float64) / (n * d)
     # By row blocks of ~4M entries, as _mean_deviation: np.var would copy all of X in float64.
