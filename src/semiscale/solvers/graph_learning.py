@@ -36,9 +36,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
-from ..graph.laplacian import connected_components
+# one definition, beside the graph's warning about label-less components (re-exported here)
+from ..graph._graph import component_labels
 from ..linalg.ops import get_ops
 from .amg import MAX_INVERSE, AMGPreconditioner
 from .cg import SolveResult, cg
@@ -67,20 +67,6 @@ def one_hot(codes, n_classes):
     Y = np.zeros((codes.shape[0], n_classes))
     Y[np.arange(codes.shape[0]), codes] = 1.0
     return Y
-
-
-def component_labels(L, graph=None):
-    """Connected components of the graph of ``L`` (an edge where an off-diagonal entry ≠ 0).
-
-    A fitted graph's own ``component_labels_`` are reused; a power ``L^p`` has the components
-    of ``L``.
-    """
-    labels = getattr(graph, "component_labels_", None)
-    if labels is not None and labels.shape[0] == L.shape[0]:
-        return labels
-    off = (L - sp.diags(L.diagonal(), format="csr")).tocsr()
-    off.eliminate_zeros()
-    return connected_components(off)[1]
 
 
 def jacobi(A):
