@@ -17,7 +17,12 @@ from scipy.sparse.csgraph import connected_components
 
 from semiscale.graph import DisconnectedGraphWarning, KNNGraph
 from semiscale.graph._graph import component_labels, warn_unreached
-from semiscale.models import HarmonicClassifier, LapRLSClassifier, SparseLapCVMClassifier
+from semiscale.models import (
+    HarmonicClassifier,
+    LapRLSClassifier,
+    LapSVC,
+    SparseLapCVMClassifier,
+)
 
 
 def _islands(n_islands=3, per_island=40, seed=0):
@@ -114,3 +119,18 @@ def test_warn_unreached_counts_the_points_of_unlabeled_components():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert warn_unreached(L, labeled, consequence="", stacklevel=1) == 0
+
+
+@pytest.mark.parametrize(
+    "params", [{}, {"solver": "dual", "early_stopping": False}], ids=["LapSVC", "deprecated"]
+)
+def test_lapsvc_warnings_point_at_the_users_fit(params):
+    # LapSVC's fit reads its deprecated spellings without a frame of its own, so the shared fit
+    # path's warnings (and the deprecation's) name the caller's line as for the other models
+    X, y = _islands(3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LapSVC(graph=GRAPH, **params).fit(X, _labels(y, [0, 1]))
+    kinds = {w.category for w in caught}
+    assert DisconnectedGraphWarning in kinds and (FutureWarning in kinds) == bool(params)
+    assert all(w.filename == __file__ for w in caught), [(w.filename, w.lineno) for w in caught]

@@ -58,12 +58,13 @@ FORMULATIONS = ("primal", "dual")
 _NOT_GIVEN = "deprecated"
 
 
-def resolve_formulation(estimator, *, warn: bool = False) -> tuple[str, str]:
+def resolve_formulation(estimator, *, warn: bool = False, stacklevel: int = 2) -> tuple[str, str]:
     """``(formulation, solver)`` of a :class:`LapSVC`, its deprecated spellings resolved.
 
     ``solver="primal"|"dual"`` (the old name of the formulation) and ``linear_solver`` (the old
     name of ``solver``) still work for one release; with ``warn`` each one used warns with a
-    ``FutureWarning`` naming the new spelling.  Contradicting old and new values are refused.
+    ``FutureWarning`` naming the new spelling, ``stacklevel`` frames above the caller.
+    Contradicting old and new values are refused.
     """
     formulation, solver = estimator.formulation, estimator.solver
     linear_solver = estimator.linear_solver
@@ -74,7 +75,7 @@ def resolve_formulation(estimator, *, warn: bool = False) -> tuple[str, str]:
                 f"release: use formulation={solver!r} (solver now names the solver of each "
                 "Newton step's linear system, 'direct', 'cg' or 'pcg', formerly linear_solver)",
                 FutureWarning,
-                stacklevel=3,
+                stacklevel=stacklevel + 1,
             )
         if formulation != "primal" and formulation != solver:
             raise ValueError(
@@ -88,7 +89,7 @@ def resolve_formulation(estimator, *, warn: bool = False) -> tuple[str, str]:
                 f"LapSVC(linear_solver={linear_solver!r}) is deprecated and will be refused in "
                 f"the next release: use solver={linear_solver!r}",
                 FutureWarning,
-                stacklevel=3,
+                stacklevel=stacklevel + 1,
             )
         if solver not in ("direct", linear_solver):
             raise ValueError(
@@ -346,13 +347,6 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         self.unlabeled = unlabeled
         self.out_of_sample = out_of_sample
 
-    def fit(self, X, y, laplacian=None):
-        # the deprecated spellings warn once per fit, before the shared path reads them
-        resolve_formulation(self, warn=True)
-        return super().fit(X, y, laplacian=laplacian)
-
-    fit.__doc__ = SSLClassifierMixin.fit.__doc__
-
     def _formulation(self) -> str:
         """The formulation fitted (``formulation``, or the deprecated ``solver="dual"``)."""
         return resolve_formulation(self)[0]
@@ -392,7 +386,10 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
         return SquaredHingeLoss()
 
     def _check_before_graph(self, n_samples: int, n_labeled: int) -> None:
-        formulation, solver = resolve_formulation(self)
+        # the deprecated spellings warn once per fit, here rather than in a fit of LapSVC's own,
+        # whose extra frame would move every warning of the shared fit path off the caller's
+        # line (stacklevel from this frame: _fit_problem, fit, its _fit_context, the caller)
+        formulation, solver = resolve_formulation(self, warn=True, stacklevel=5)
         self._loss_name()  # parameter combinations, before any work
         if formulation == "dual":
             check_dense_fits(n_samples, self.memory_budget, 2, DUAL_WHAT)
