@@ -192,3 +192,22 @@ def test_score_ignores_missing_labels(Estimator):
         if form.startswith("Int64"):  # integers beside pd.NA stay integers
             assert fitted.classes_.dtype.kind == "i", form
         assert fitted.score(X, labels) == pytest.approx(expected), form
+
+
+def test_searches_keep_integer_classes_beside_pd_na():
+    # a nullable Int64 column: np.asarray makes it floats with NaN, so the search's refitted
+    # model had classes 0.0, 1.0 where the same model fitted directly has 0, 1
+    from semiscale.model_selection import SSLGridSearchCV, SSLKFold, ssl_cross_validate
+
+    X, y, y_ssl = two_moons_ssl(160, 5)
+    labels = _label_forms(y_ssl)["Int64 Series with pd.NA"][0]
+    cv = SSLKFold(3, random_state=0)
+    search = SSLGridSearchCV(LapRLSClassifier(), {"ambient_reg": [1e-6, 1e-3]}, cv=cv)
+    search.fit(X, labels)
+    assert search.classes_.dtype.kind == "i" and search.predict(X).dtype.kind == "i"
+    expected = SSLGridSearchCV(LapRLSClassifier(), {"ambient_reg": [1e-6, 1e-3]}, cv=cv)
+    np.testing.assert_allclose(
+        search.cv_results_["mean_test_score"], expected.fit(X, y_ssl).cv_results_["mean_test_score"]
+    )
+    folds = ssl_cross_validate(LapRLSClassifier(), X, labels, cv=cv, return_estimator=True)
+    assert all(model.classes_.dtype.kind == "i" for model in folds["estimator"])

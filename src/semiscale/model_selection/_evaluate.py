@@ -36,14 +36,14 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.exceptions import FitFailedWarning
 from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 
 from .._progress import _as_level, log, progress
-from .._validation import check_X
+from .._validation import check_X, label_array
 from ..solvers.exact import reusing_kernel_matrices
 from ._markers import estimator_marker, hide_labels
 from ._pipelines import NoTransductionError, is_pipeline
@@ -603,10 +603,13 @@ def check_input(estimator, X, y, laplacian=None):
     """``(X, y)`` for the evaluation of ``estimator``: ``X`` validated as a feature matrix when
     the search builds graphs or resolves kernels on it (a semiscale estimator, or a given
     ``laplacian``), else passed as given (a pipeline validates its own input: a DataFrame with
-    named or non-numeric columns stays one); ``y`` as an array with a row per sample."""
+    named or non-numeric columns stays one); ``y`` as an array with a row per sample (a
+    classifier's nullable column as :func:`~semiscale._validation.label_array` gives it:
+    ``np.asarray`` would turn ``Int64`` labels beside ``pd.NA`` into floats, and the fitted
+    models' classes with them)."""
     if laplacian is not None or reuses_graph(estimator):
         X = check_X(X)
-    y = np.asarray(y)
+    y = np.asarray(label_array(y) if is_classifier(estimator) else y)
     n_samples = _num_samples(X)
     if y.ndim == 0 or y.shape[0] != n_samples:
         raise ValueError(f"y has {y.shape[0] if y.ndim else 0} rows but X has {n_samples} samples")

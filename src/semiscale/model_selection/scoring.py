@@ -94,7 +94,12 @@ class SSLScorer:
                 "unlabeled marker), so there is nothing to score; use SSLKFold, whose test "
                 "folds always hold labeled points"
             )
-        return y_true, mask
+        labels = y_true[mask]
+        if labels.dtype == object:
+            # the present labels in their own dtype (integers beside pd.NA or None were objects,
+            # which scikit-learn's metrics call an "unknown" type of target)
+            labels = np.asarray(labels.tolist())
+        return labels, mask
 
     def __call__(self, estimator, X, y_true, sample_weight=None, **kwargs):
         """Score ``estimator`` on the labeled rows of ``(X, y_true)``.
@@ -120,11 +125,11 @@ class SSLScorer:
         ValueError
             When no row is labeled.
         """
-        y_true, mask = self._labeled(estimator, y_true)
+        labels, mask = self._labeled(estimator, y_true)
         if sample_weight is not None:
             kwargs["sample_weight"] = np.asarray(sample_weight)[mask]
         X_labeled = _safe_indexing(X, np.flatnonzero(mask))
-        return float(self._inner(estimator)(estimator, X_labeled, y_true[mask], **kwargs))
+        return float(self._inner(estimator)(estimator, X_labeled, labels, **kwargs))
 
     def score_transduction(self, estimator, X, y_true, rows, **kwargs):
         """Score the transductive predictions ``estimator.transduction_[rows]``.
@@ -155,11 +160,11 @@ class SSLScorer:
         """
         transduction = transduction_of(estimator, _n_rows(X))
         rows = np.asarray(rows)
-        y_rows, mask = self._labeled(estimator, np.asarray(y_true)[rows])
+        labels, mask = self._labeled(estimator, np.asarray(y_true)[rows])
         rows = rows[mask]
         view = _TransductionView(estimator, transduction, rows)
         inner = self._inner(estimator)
-        return float(inner(view, _safe_indexing(X, rows), y_rows[mask], **kwargs))
+        return float(inner(view, _safe_indexing(X, rows), labels, **kwargs))
 
 
 def make_ssl_scorer(
