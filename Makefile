@@ -46,8 +46,8 @@ doc-numbers: $(STAMP)
 	$(BIN)/python tools/regenerate_doc_numbers.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools examples
+	$(BIN)/ruff format --check src tests benchmarks tools examples
 
 bench-quick: $(STAMP)
 	$(BIN)/semiscale-bench paper000 --quick --datasets space_ga,abalone --out /tmp/semiscale-bench-quick
