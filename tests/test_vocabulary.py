@@ -256,3 +256,15 @@ def test_the_parameter_tables_hold_every_shared_parameter_and_its_defaults():
         if unknown:
             problems.append(f"{parameter}: no estimator is called {sorted(unknown)}")
     assert not problems, "docs/parameters.md drifted from the code:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("kernel", [None, "rbf"])
+def test_a_grid_over_the_parameters_of_a_default_or_named_kernel_names_the_fix(kernel):
+    # kernel="rbf" is a name, not an object: kernel__gamma failed with "'str' object has no
+    # attribute 'set_params'", which names neither the parameter nor the fix
+    from semiscale.model_selection import SSLGridSearchCV
+
+    X, y_ssl = _moons(80)
+    search = SSLGridSearchCV(LapRLSClassifier(kernel=kernel), {"kernel__gamma": [0.5, 2.0]})
+    with pytest.raises(ValueError, match=r"sets 'kernel__gamma'.*explicit kernel object"):
+        search.fit(X, y_ssl)

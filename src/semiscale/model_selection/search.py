@@ -59,16 +59,19 @@ def _best_has(method):
 def template_for(estimator, points, laplacian):
     """A clone of ``estimator`` to set every grid point on, with a graph object where the grid
     sets ``graph__*`` on an estimator whose ``graph`` is None; refuses, before any fit,
-    parameters of a None kernel and a graph grid together with a given ``laplacian``."""
+    parameters of a None or named (``"rbf"``) kernel and a graph grid together with a given
+    ``laplacian``."""
     estimator = clone(estimator)
     own = estimator.get_params(deep=False)
     for point in points:
         for key in point:
             name = key.split("__", 1)[0]
-            if "__" in key and name in own and own[name] is None and name != "graph":
+            value = own.get(name, ...)
+            if "__" in key and (value is None or isinstance(value, str)) and name != "graph":
+                # None (the default object) and a name (kernel="rbf") have no parameters
                 raise ValueError(
-                    f"param_grid sets {key!r}, but the estimator's {name} is None, which has "
-                    f"no parameters to set; give the estimator an explicit {name} object "
+                    f"param_grid sets {key!r}, but the estimator's {name} is {value!r}, which "
+                    f"has no parameters to set; give the estimator an explicit {name} object "
                     "(e.g. kernel=RBF(gamma='median'))"
                 )
     if laplacian is not None and any(graph_params_of(p) for p in points):
