@@ -141,8 +141,9 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
     center_index_ : ndarray of int, shape (s,)
         Rows of the training X used as centers.
     X_fit_ : ndarray of shape (s, n_features)
-        The centers, in the dtype of ``X`` (float32 data stay float32 whatever
-        ``kernel_dtype``).
+        The centers, float32 when ``X`` or ``kernel_dtype`` is float32 (float32 data stay
+        float32 whatever ``kernel_dtype``; float64 data fitted with ``kernel_dtype='float32'``
+        keep the float32 centers the fit used), float64 otherwise.
     dual_coef_ : ndarray of shape (s, n_outputs)
         Coefficients α of the kernel expansion over the centers.
     intercept_ : ndarray of shape (n_outputs,)
@@ -426,8 +427,9 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
     center_index_ : ndarray of int, shape (s,)
         Rows of the training X used as centers.
     X_fit_ : ndarray of shape (s, n_features)
-        The centers, in the dtype of ``X`` (float32 data stay float32 whatever
-        ``kernel_dtype``).
+        The centers, float32 when ``X`` or ``kernel_dtype`` is float32 (float32 data stay
+        float32 whatever ``kernel_dtype``; float64 data fitted with ``kernel_dtype='float32'``
+        keep the float32 centers the fit used), float64 otherwise.
     dual_coef_ : ndarray of shape (s, n_outputs)
         Coefficients α of the kernel expansion over the centers.
     intercept_ : ndarray of shape (n_outputs,)

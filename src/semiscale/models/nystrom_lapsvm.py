@@ -141,8 +141,9 @@ class NystromLapSVC(SSLClassifierMixin, _NystromLapRLSBase):
     kernel_ : Kernel
     graph_ : KNNGraph, PrecomputedGraph or None
     X_fit_ : ndarray of shape (s, n_features)
-        The centers, in the dtype of ``X`` (float32 data stay float32 whatever
-        ``kernel_dtype``).
+        The centers, float32 when ``X`` or ``kernel_dtype`` is float32 (float32 data stay
+        float32 whatever ``kernel_dtype``; float64 data fitted with ``kernel_dtype='float32'``
+        keep the float32 centers the fit used), float64 otherwise.
     center_index_ : ndarray of shape (s,)
         Their rows in the training data.
     dual_coef_ : ndarray of shape (s, n_outputs)
