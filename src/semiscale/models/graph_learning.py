@@ -36,8 +36,9 @@ the fitted graph's ``k`` and bandwidth.
 
 ``predict_proba`` maps the scores to probabilities, row by row, by each method's rule (Laplace
 learning's scores are already class distributions, renormalized after CMN; Poisson learning's
-go through a softmax at a temperature fixed in ``fit``); ``predict`` and ``transduction_`` are
-the arg max of those probabilities, so the three always agree.
+go through a softmax at a temperature fixed in ``fit``, but where a row's scores are set rather
+than solved); ``predict`` and ``transduction_`` are the arg max of those probabilities, so the
+three always agree.
 """
 
 from __future__ import annotations
@@ -107,8 +108,10 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
     Subclasses implement ``_solve_scores(L, targets, components, reached, prior)`` returning the
     scores of every training point (rows of unreached points are overwritten) and set
     ``class_scale_``, and ``_proba_from_scores(scores)``, their map from scores to class
-    probabilities (row by row, keeping each row's arg max); ``_fit_proba(scores)`` may fix
-    that map's parameters from the training scores.
+    probabilities (row by row, keeping each row's arg max); ``_fit_proba(scores, labeled)`` may
+    fix that map's parameters from the training scores, and ``_training_proba(scores)`` /
+    ``_new_proba(X)`` may replace the map on the training points / new points (Poisson
+    learning: rows whose scores are set rather than solved).
     """
 
     _parameter_constraints: dict = dict(GRAPH_LEARNING_PARAMETER_CONSTRAINTS)
@@ -206,8 +209,8 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         timings["solve"] = time.perf_counter() - tic
 
         self.class_prior_ = prior
-        self._fit_proba(scores)
-        proba = self._proba_from_scores(scores)
+        self._fit_proba(scores, targets.labeled)
+        proba = self._training_proba(scores)
         # the labeled points keep their labels; the unreached ones the prior (exactly, where
         # the map would change it: Poisson's softmax), which keeps the arg max
         proba[targets.labeled] = 0.0
@@ -233,8 +236,18 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         )
         return self
 
-    def _fit_proba(self, scores):
-        """Fix the parameters of :meth:`_proba_from_scores` from the training scores (none)."""
+    def _fit_proba(self, scores, labeled):
+        """Fix the parameters of :meth:`_proba_from_scores` from the training scores (none);
+        ``labeled`` marks the labeled rows."""
+
+    def _training_proba(self, scores):
+        """Class probabilities of the training points from their scores (before the labeled
+        and unreached rows are set)."""
+        return self._proba_from_scores(scores)
+
+    def _new_proba(self, X):
+        """Class probabilities of new points (validated by :meth:`_extend`)."""
+        return self._proba_from_scores(self._extend(X))
 
     def _proba_from_scores(self, scores):
         """Class probabilities of each row of ``scores`` (a new array; each subclass's rule)."""
@@ -275,14 +288,17 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         return result
 
     # ------------------------------------------------------------------------ predict
-    def _extend(self, X):
-        """Scores of new points: the heat-weighted mean of their k nearest training points'."""
+    def _extend(self, X, values=None):
+        """Scores of new points: the heat-weighted mean of their k nearest training points'.
+
+        ``values`` (one row per training point) replaces ``scores_`` as what is averaged.
+        """
         check_is_fitted(self, "scores_")
         X = validate_X(self, X, reset=False)
         rule = {
             **self.extension_,
             "X": self.X_fit_,
-            "scores": self.scores_,
+            "scores": self.scores_ if values is None else values,
             "local_scale": getattr(self.graph_, "local_scale_", None),
         }
         return extend(rule, X, self.memory_budget, self.n_jobs, keep_fitted=False)
@@ -325,7 +341,7 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         ndarray of shape (n_queries, n_classes)
             Non-negative rows summing to 1, columns in the order of ``classes_``.
         """
-        return self._proba_from_scores(self._extend(X))
+        return self._new_proba(X)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba` (``-inf`` where a probability is 0).

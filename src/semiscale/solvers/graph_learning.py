@@ -189,11 +189,13 @@ def poisson_is_singular(L):
 @dataclass
 class PoissonSolution:
     """Poisson learning's result: the mass-balanced ``scores``, the balancing factors
-    ``class_scale`` (``b_c / ȳ_c``) and the CG result (or None)."""
+    ``class_scale`` (``b_c / ȳ_c``), the CG result (or None) and the rows ``solved`` (those of
+    components with labels of two or more classes; the other rows' scores are set, not solved)."""
 
     scores: np.ndarray
     class_scale: np.ndarray
     result: SolveResult | None
+    solved: np.ndarray
 
 
 def poisson_learning(L, labeled, codes, components, prior, *, solve):
@@ -259,4 +261,6 @@ def poisson_learning(L, labeled, codes, components, prior, *, solve):
     single = n_present[components] == 1
     if single.any():
         scores[single] = (counts[components[single]] > 0).astype(np.float64)
-    return PoissonSolution(scores, class_scale, result)
+    solved = np.zeros(n, dtype=bool)
+    solved[solve_rows] = True
+    return PoissonSolution(scores, class_scale, result, solved)
