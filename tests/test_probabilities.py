@@ -108,6 +108,24 @@ def test_poisson_probabilities_do_not_depend_on_the_scale_of_the_weights():
     np.testing.assert_allclose(three.transduction_proba_, one.transduction_proba_, atol=1e-9)
 
 
+def test_poisson_temperature_when_the_unlabeled_scores_are_all_equal():
+    # a path 0 - 1 - 2 labeled 0 and 1 at its ends: the middle point's scores are 0 in both
+    # classes, so the unlabeled rows have no spread; the temperature then comes from the solved
+    # rows (a fixed T = 1 made the probabilities of new points depend on the weights' scale:
+    # 0.617, 1.0 and 0.501 for the class of the nearer end at scales 1, 0.01 and 100)
+    X = np.array([[0.0], [1.0], [2.0]])
+    y_ssl = np.array([0, -1, 1])
+    L = sp.csr_matrix([[1.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 1.0]])
+    X_new = np.array([[0.1], [1.0], [1.9]])
+    fits = [PoissonClassifier(tol=1e-12).fit(X, y_ssl, laplacian=s * L) for s in (1.0, 0.01, 100.0)]
+    np.testing.assert_allclose(fits[0].scores_[1], 0.0, atol=1e-12)
+    assert fits[0].temperature_ == pytest.approx(POISSON_TEMPERATURE_FACTOR * fits[0].scores_.std())
+    for other in fits[1:]:
+        np.testing.assert_allclose(other.predict_proba(X_new), fits[0].predict_proba(X_new))
+    for model in fits:
+        _check_consistent(model, X_new)
+
+
 @pytest.mark.parametrize("Estimator", GRAPH_ESTIMATORS)
 def test_columns_follow_classes(Estimator):
     X, y = blobs(40, 3, seed=1)

@@ -68,14 +68,17 @@ class PoissonClassifier(_GraphLearningClassifier):
     components, not the labeled points: they are the sources, where the scores spike (on
     unscaled wine, 5 labels per class, the spread of every entry is 2,300 times the unlabeled
     points'); when every solved point is labeled, as in ``SelfTrainingClassifier``'s first
-    fit, over those.  ``τ = POISSON_TEMPERATURE_FACTOR`` (1/4, chosen by measurement for the
-    log loss, see the constant).  The probabilities do not
-    change when the scores are rescaled, a row's arg max is kept, and every class keeps a
-    positive probability.  ``T`` is ``temperature_`` (1 when all those scores are equal).
+    fit, or the unlabeled points' scores are all equal, over the solved points.
+    ``τ = POISSON_TEMPERATURE_FACTOR`` (1/4, chosen by measurement for the log loss, see the
+    constant).  The probabilities do not change when the scores are rescaled, a row's arg max
+    is kept, and every class keeps a positive probability.  ``T`` is ``temperature_`` (1 when
+    no component is solved).
     Rows whose scores are set rather than solved keep them as probabilities: a component whose
     labels are all of one class is certain of it (one-hot), an unreached one gets
     ``class_prior_``; a new point all of whose ``k`` nearest training points are such rows
-    gets the mean of theirs (one with a neighbour in a solved component, the softmax).
+    gets the mean of theirs; one with neighbours in both a solved and a set component gets
+    the softmax of their scores' mean, which mixes the solved scores' scale with the set rows'
+    (its probabilities and class then depend on the scale of the graph's weights).
 
     Several connected components: each component with labeled points of two or more classes is
     its own Poisson problem (its sources centred by its own mean label); every point of a
@@ -240,9 +243,12 @@ class PoissonClassifier(_GraphLearningClassifier):
         # Poisson learning's sources, where the scores spike (by 1e3 on unscaled wine), and the
         # rows of single-class or unreached components are set, not solved (another scale)
         rows = self._solved_rows & ~labeled
-        if not rows.any():  # every solved point labeled (as SelfTrainingClassifier fits): theirs
-            rows = self._solved_rows
         spread = float(np.std(scores[rows])) if rows.any() else 0.0
+        if spread == 0 and self._solved_rows.any():
+            # every solved point labeled (as SelfTrainingClassifier fits), or the unlabeled
+            # ones all scored alike (halfway between two sources): the solved points' spread,
+            # which scales with the scores as the unlabeled one would (a fixed T would not)
+            spread = float(np.std(scores[self._solved_rows]))
         self.temperature_ = POISSON_TEMPERATURE_FACTOR * spread if spread > 0 else 1.0
 
     def _proba_from_scores(self, scores):
