@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
@@ -102,7 +103,9 @@ AMG_MIN_SIZE = 50_000
 AMG_MAX_ITER = 1000
 
 
-class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimator):
+class _GraphLearningClassifier(
+    SSLClassifierMixin, GraphOwnerMixin, BaseEstimator, metaclass=ABCMeta
+):
     """Shared fit path: validate → graph → components → the subclass's solve → fallback → store.
 
     Subclasses implement ``_solve_scores(L, targets, components, reached, prior)`` returning the
@@ -249,9 +252,9 @@ class _GraphLearningClassifier(SSLClassifierMixin, GraphOwnerMixin, BaseEstimato
         """Class probabilities of new points (validated by :meth:`_extend`)."""
         return self._proba_from_scores(self._extend(X))
 
+    @abstractmethod
     def _proba_from_scores(self, scores):
         """Class probabilities of each row of ``scores`` (a new array; each subclass's rule)."""
-        raise NotImplementedError
 
     def _resolve_solver(self, size):
         if self.solver == "auto":
