@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 from sklearn.base import is_regressor
 
-from .._validation import label_array, missing_labels
+from .._validation import label_array, missing_labels, unlabeled_rows
 
 __all__ = ["estimator_marker", "hide_labels", "is_nan_marker", "labeled_mask"]
 
@@ -66,12 +66,7 @@ def labeled_mask(y, marker=None, *, default=-1) -> np.ndarray:
         marker = np.nan if nan_rows.any() else default
     if is_nan_marker(marker) or y.ndim != 1:
         return ~nan_rows
-    with np.errstate(invalid="ignore"):
-        # compared on the present labels only: pd.NA == marker is neither True nor False
-        equal = np.zeros(y.shape[0], dtype=bool)
-        # (comparing strings with a number may give one False: it is broadcast)
-        equal[~nan_rows] = np.asarray(y[~nan_rows] == marker)
-    return ~(equal | nan_rows)
+    return ~unlabeled_rows(y, marker)  # the classifiers' own rule: the marker or missing
 
 
 def hide_labels(y, rows, marker) -> np.ndarray:
