@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import is_regressor
 
 from .._validation import label_array, missing_labels, unlabeled_rows
+from ._pipelines import final_estimator
 
 __all__ = ["estimator_marker", "hide_labels", "is_nan_marker", "labeled_mask"]
 
@@ -23,21 +24,13 @@ def is_nan_marker(marker) -> bool:
     return isinstance(marker, numbers.Real) and not isinstance(marker, bool) and np.isnan(marker)
 
 
-def _final_step(estimator):
-    # A Pipeline's marker is its last step's: that is the estimator that reads y.
-    steps = getattr(estimator, "steps", None)
-    if isinstance(steps, list) and steps:
-        return _final_step(steps[-1][1])
-    return estimator
-
-
 def estimator_marker(estimator, default=-1):
     """The value that marks an unlabeled point for ``estimator``.
 
     Regressors use NaN; classifiers their ``unlabeled`` parameter when they have one (every
     semiscale classifier does), else ``default``.
     """
-    final = _final_step(estimator)
+    final = final_estimator(estimator)  # a pipeline's marker is its last step's, which reads y
     if is_regressor(final) or is_regressor(estimator):
         return np.nan
     return getattr(final, "unlabeled", default)
