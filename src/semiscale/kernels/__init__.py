@@ -2,7 +2,9 @@
 
 :func:`resolve_kernel` turns a kernel's name (``"rbf"``, as scikit-learn's ``SVC(kernel="rbf")``)
 into a kernel object.  The modules: :mod:`~semiscale.kernels._base` (the protocol, blocks,
-width converters), :mod:`~semiscale.kernels.fixed` (RBF, Laplacian, linear, polynomial).
+width converters), :mod:`~semiscale.kernels.fixed` (RBF, Laplacian, linear, polynomial),
+:mod:`~semiscale.kernels.data_dependent` (paper 002's :class:`DataDependentKernel`, fitted on
+labeled and unlabeled points).
 """
 
 import warnings
@@ -17,6 +19,7 @@ from semiscale.kernels._base import (
     sigma_from_gamma,
     squared_distances,
 )
+from semiscale.kernels.data_dependent import DataDependentKernel
 from semiscale.kernels.fixed import (
     KERNEL_NAMES,
     RBF,
@@ -29,6 +32,7 @@ from semiscale.kernels.fixed import (
 __all__ = [
     "KERNEL_NAMES",
     "LOCAL_NEIGHBOR",
+    "DataDependentKernel",
     "MEDIAN_SAMPLE_SIZE",
     "Kernel",
     "LaplacianKernel",

@@ -1,0 +1,214 @@
+r"""The fit of :class:`~semiscale.kernels.data_dependent.DataDependentKernel`, step by step.
+
+Landmark selection, the regularizer ``Q = R^p`` with ``R = L + ridge·I``, the landmark columns
+``Z = Q⁻¹ E_s`` (Theorem 4.2's ``n̂`` SDD solves), ``A = ZᵀQZ ≈ Q̂⁺`` and the small factor of
+``(A + ηK̂)``; the exact (eq. 4) and budget constructions.  Pure functions on arrays: the class
+holds the parameters and the fitted state.
+
+The graph and solver layers sit above the kernels (an estimator imports both), so they are
+imported inside the functions that use them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+#: Above this many points ``construction="exact"`` (eq. 4: n × n dense matrices, an O(n³)
+#: solve) is refused: 5,000 points need 3 dense n × n float64 arrays (600 MB) and minutes.
+EXACT_MAX_SAMPLES = 5000
+#: ``κ(R)^p`` above which ``A`` loses more than about 4 of its 16 digits (``u·κ^p ≈ 2e-4``):
+#: :func:`regularizer` warns.
+CONDITION_WARN = 1e12
+
+
+class LandmarkWarning(UserWarning):
+    """The landmark set fell back from what was asked (more landmarks than points, no label)."""
+
+
+def select_landmarks(n, n_landmarks, labeled, selection, rng):
+    """Indices of the ``n̂`` landmarks among ``n`` points, labeled points first for ``"labeled"``.
+
+    ``labeled`` is a boolean mask or None (no ``y``).  ``"labeled"``: every labeled point (a
+    random subset of them when there are more than ``n_landmarks``), then unlabeled points drawn
+    at random; with ``y=None`` plain random selection (nothing to bias towards), with a ``y``
+    holding no label the same, with a :class:`LandmarkWarning`.  ``n_landmarks > n``: all
+    points, with a :class:`LandmarkWarning`.
+    """
+    if n_landmarks > n:
+        warnings.warn(
+            f"n_landmarks={n_landmarks} is larger than the {n} training points: every point is "
+            "a landmark (the kernel is then the exact one of eq. 4 up to the solver's "
+            f"tolerance); pass n_landmarks <= {n} to silence this",
+            LandmarkWarning,
+            stacklevel=4,
+        )
+        n_landmarks = n
+    if selection == "random" or labeled is None:
+        return np.sort(rng.choice(n, n_landmarks, replace=False))
+    first = np.flatnonzero(labeled)
+    if first.size == 0:
+        warnings.warn(
+            'landmark_selection="labeled" but y holds no labeled point: the landmarks are '
+            'drawn at random (landmark_selection="random")',
+            LandmarkWarning,
+            stacklevel=4,
+        )
+        return np.sort(rng.choice(n, n_landmarks, replace=False))
+    if first.size >= n_landmarks:
+        return np.sort(rng.choice(first, n_landmarks, replace=False))
+    rest = rng.choice(np.flatnonzero(~labeled), n_landmarks - first.size, replace=False)
+    return np.sort(np.concatenate([first, rest]))
+
+
+def regularizer_base(L, ridge):
+    """``R = L + ridge·I`` as CSR float64, refusing a singular ``R`` (``ridge = 0``)."""
+    if not ridge > 0:
+        raise ValueError(
+            f"ridge must be > 0, got {ridge!r}: Q = (L + ridge·I)^p is singular without it (a "
+            "graph Laplacian has the constant vector of every connected component in its null "
+            "space), and A = ZᵀQZ needs Q⁻¹; pass a small positive ridge such as 1e-3"
+        )
+    L = sp.csr_matrix(L, dtype=np.float64)
+    if L.shape[0] != L.shape[1]:
+        raise ValueError(f"the Laplacian must be square, got shape {L.shape}")
+    R = (L + float(ridge) * sp.eye(L.shape[0], format="csr")).tocsr()
+    R.sort_indices()
+    return R
+
+
+def warn_condition(R, ridge, power) -> float:
+    r"""Gershgorin bound on ``κ(Q) = κ(R)^p`` (``λ_max(R) ≤ max_i Σ_j |R_ij|``, ``λ_min ≥ ridge``).
+
+    ``A``'s entries are as large as ``λ_max(Q⁻¹) = ridge^{-p}`` and carry an absolute rounding
+    error of about ``u·ridge^{-p}``, while its smallest eigenvalues are ``λ_max(Q)^{-1}``: the
+    kernel keeps about ``16 − log10 κ(Q)`` digits; warn past :data:`CONDITION_WARN`.
+    """
+    lam_max = float(abs(R).sum(axis=1).max()) if R.nnz else float(ridge)
+    kappa = (lam_max / float(ridge)) ** int(power)
+    if kappa > CONDITION_WARN:
+        warnings.warn(
+            f"Q = (L + ridge·I)^p has condition number up to {kappa:.2g} (ridge={ridge}, "
+            f"power={power}): A = ZᵀQZ keeps only about {max(16 - np.log10(kappa), 0):.0f} "
+            "significant digits; raise ridge or lower power",
+            UserWarning,
+            stacklevel=4,
+        )
+    return kappa
+
+
+def warn_unlandmarked(L, landmarks) -> int:
+    """Warn when a connected component of the graph holds no landmark; return how many points."""
+    from semiscale.graph import DisconnectedGraphWarning
+    from semiscale.graph._graph import component_labels
+
+    components = component_labels(L)
+    has = np.zeros(components.max() + 1, dtype=bool)
+    has[components[landmarks]] = True
+    missed = ~has[components]
+    count = int(missed.sum())
+    if count:
+        warnings.warn(
+            f"{count} of {components.size} training points lie in "
+            f"{np.unique(components[missed]).size} connected component(s) of the graph without a "
+            "landmark: Q⁻¹ is block-diagonal, so the intrinsic term does not see them and the "
+            "kernel equals the base kernel plus the landmarks' correction there. Raise the "
+            "graph's n_neighbors or n_landmarks",
+            DisconnectedGraphWarning,
+            stacklevel=4,
+        )
+    return count
+
+
+def landmark_solves(
+    R, landmarks, power, ridge, *, solver, tol, near_nullspace, memory_budget, verbose
+):
+    """``Z = R^{-p} E_s`` (``p`` nested solves, one preparation of ``R``) and its diagnostics.
+
+    ``ridge`` is a lower bound of ``λ_min(R)`` (``L`` is positive semi-definite), which gives the
+    a-posteriori ``ε`` of Theorem 4.2 for every column (:class:`semiscale.solvers.sdd.SDDSolver`).
+    """
+    from semiscale.solvers.sdd import SDDSolver
+
+    n = R.shape[0]
+    E = np.zeros((n, landmarks.size))
+    E[landmarks, np.arange(landmarks.size)] = 1.0
+    sdd = SDDSolver(
+        R,
+        method=solver,
+        tol=tol,
+        near_nullspace=near_nullspace if solver == "amg" else None,
+        memory_budget=memory_budget,
+        verbose=verbose,
+    )
+    solution = sdd.solve(E, power=int(power), eigenvalue_floor=float(ridge))
+    return np.asarray(solution.solution), solution, sdd.setup_time
+
+
+def apply_power(R, Z, power):
+    """``R^p Z`` by ``p`` sparse products (``R^p`` itself is never formed)."""
+    from semiscale.linalg.ops import get_ops
+
+    ops = get_ops()
+    out = Z
+    for _ in range(int(power)):
+        out = ops.sparse_matmul(R, out)
+    return np.asarray(out)
+
+
+def landmark_gram(R, Z, power):
+    """``A = ZᵀQZ`` with ``Q = R^p``, made exactly symmetric (Theorem 4.2's estimator of Q̂⁺)."""
+    from semiscale.linalg.ops import get_ops
+
+    ops = get_ops()
+    A = ops.matmul(Z.T, apply_power(R, Z, power))
+    return np.ascontiguousarray((A + A.T) / 2.0)
+
+
+def inverse_spd(Q):
+    """``Q⁻¹`` of a small dense SPD matrix (the budget construction's ``A = Q_b⁻¹``), symmetric."""
+    from semiscale.linalg.ops import get_ops
+
+    ops = get_ops()
+    A = ops.solve(np.asarray(Q, dtype=np.float64), np.eye(Q.shape[0]), assume_a="pos")
+    return np.ascontiguousarray((A + A.T) / 2.0)
+
+
+def dense_power(R, power):
+    """Dense ``R^p`` (the exact and budget constructions), by ``p − 1`` products."""
+    from semiscale.linalg.ops import get_ops
+
+    ops = get_ops()
+    Rd = R.toarray() if sp.issparse(R) else np.asarray(R, dtype=np.float64)
+    Q = Rd
+    for _ in range(int(power) - 1):
+        Q = ops.matmul(Q, Rd)
+    return np.ascontiguousarray((Q + Q.T) / 2.0)
+
+
+def small_factor(A, K_hat, eta):
+    r"""Lower Cholesky factor ``C`` of ``S = A + ηK̂`` (jittered only if rounding demands it).
+
+    Why this matrix: for an SPD ``A`` (it is, since ``Q`` is SPD: ``A ≈ (Q⁻¹)_{ss}``),
+    ``(I + ηQ̂K̂)⁻¹Q̂`` with ``Q̂ = A⁻¹`` equals ``(A(I + ηA⁻¹K̂))⁻¹ = (A + ηK̂)⁻¹``, and with
+    ``A = UΛUᵀ`` that is ``U(Λ + ηUᵀK̂U)⁻¹Uᵀ``, the eigenvector form, keeping every eigenvalue:
+    ``Q̂ = A⁺`` is never formed and ``(I + ηA⁺K̂)`` never inverted.  Returns ``(C, jitter)``.
+    """
+    from semiscale.linalg.ops import get_ops
+
+    S = np.asarray(A, dtype=np.float64) + float(eta) * np.asarray(K_hat, dtype=np.float64)
+    S = (S + S.T) / 2.0
+    return get_ops().jittered_cholesky(S)
+
+
+def exact_inner(Q, K, eta):
+    r"""Eq. (4)'s ``M = (I + ηQK)⁻¹ Q`` by one dense LU solve, literally (O(n³)); symmetrized."""
+    from semiscale.linalg.ops import get_ops
+
+    ops = get_ops()
+    n = Q.shape[0]
+    system = np.eye(n) + float(eta) * ops.matmul(Q, K)
+    M = ops.solve(system, Q)
+    return np.ascontiguousarray((M + M.T) / 2.0)
