@@ -234,6 +234,19 @@ class ArrayOps:
         """``S @ D`` for a sparse ``S`` (graph Laplacian, edge incidence) and a dense ``D``."""
         return S @ D
 
+    def sparse_factorized(self, S):
+        """A sparse LU factorization of a square sparse ``S`` (SuperLU, COLAMD ordering), made once.
+
+        Returns a callable ``B ↦ S⁻¹ B`` for an ``(n,)`` vector or an ``(n, r)`` block (every
+        column from the same factors).  Raises :class:`RuntimeError` for an exactly singular
+        ``S`` (SuperLU's own message).
+        """
+        import scipy.sparse as sparse
+        from scipy.sparse.linalg import splu
+
+        factor = splu(sparse.csc_matrix(S, dtype=np.float64))
+        return factor.solve
+
     def syrk(self, C, A, alpha=1.0):
         r"""``C ← C + α A Aᵀ`` in place on the lower triangle (BLAS ``syrk``), for A (s, r).
 

@@ -73,6 +73,10 @@ class AMGPreconditioner:
     A : sparse matrix of shape (n, n)
         Symmetric, positive diagonal, positive semi-definite (a graph Laplacian or a principal
         sub-matrix of one).
+    near_nullspace : array_like of shape (n,) or (n, k), optional
+        Vectors that ``A`` nearly annihilates, interpolated exactly by the hierarchy's
+        prolongations (pyamg's ``B``).  None: the constant vector, the null space of ``D − W``;
+        for a normalized Laplacian ``I − D^{-1/2} W D^{-1/2}`` it is ``sqrt(degree)``.
 
     Attributes
     ----------
@@ -86,7 +90,7 @@ class AMGPreconditioner:
     ``apply(V)`` runs one V-cycle per column of ``V`` (pyamg's smoothers take one vector).
     """
 
-    def __init__(self, A):
+    def __init__(self, A, *, near_nullspace=None):
         import pyamg
 
         A = sp.csr_matrix(A, dtype=np.float64)
@@ -118,6 +122,10 @@ class AMGPreconditioner:
         with np.errstate(over="ignore"):
             self.isolated_inverse = np.minimum(1.0 / P.diagonal()[self.isolated], MAX_INVERSE)
         P_coupled = P[self.coupled][:, self.coupled] if self.isolated.size else P
+        options = dict(AMG_OPTIONS)
+        if near_nullspace is not None:
+            candidates = np.asarray(near_nullspace, dtype=np.float64).reshape(A.shape[0], -1)
+            options["B"] = np.ascontiguousarray(candidates[self.coupled])
         # pyamg draws the start vectors of its spectral-radius estimates from NumPy's global
         # generator: a fixed seed makes the hierarchy, and so CG's iterations, reproducible
         # (37-52 iterations on one million-point Laplacian otherwise); the caller's state is
@@ -126,7 +134,7 @@ class AMGPreconditioner:
         np.random.seed(AMG_SEED)  # noqa: NPY002
         try:
             self.hierarchy = (
-                pyamg.smoothed_aggregation_solver(P_coupled.tocsr(), **AMG_OPTIONS)
+                pyamg.smoothed_aggregation_solver(P_coupled.tocsr(), **options)
                 if self.coupled.size
                 else None
             )

@@ -40,8 +40,8 @@ import numpy as np
 # one definition, beside the graph's warning about label-less components (re-exported here)
 from ..graph._graph import component_labels
 from ..linalg.ops import get_ops
-from .amg import MAX_INVERSE, AMGPreconditioner
-from .cg import SolveResult, cg
+from .cg import SolveResult
+from .sdd import SDDSolver, jacobi
 
 __all__ = [
     "ROW_SUM_RTOL",
@@ -69,24 +69,16 @@ def one_hot(codes, n_classes):
     return Y
 
 
-def jacobi(A):
-    """``V ↦ diag(A)⁻¹ V`` (rows with a non-positive diagonal are left as they are)."""
-    diagonal = A.diagonal()
-    # capped: a degree below 1/DBL_MAX (1e-315 on a million two-moons points) would give inf
-    with np.errstate(over="ignore"):
-        inverse = np.where(diagonal > 0, 1.0 / np.where(diagonal > 0, diagonal, 1.0), 1.0)
-    np.minimum(inverse, MAX_INVERSE, out=inverse)
-    return lambda V: V * inverse[:, None]
-
-
 def graph_cg(A, B, *, preconditioner, tol, max_iter, verbose=0, desc="CG") -> SolveResult:
     """Preconditioned CG on ``A X = B`` (one recurrence per class column).
 
     ``preconditioner`` is ``"amg"`` (one smoothed-aggregation V-cycle,
-    :class:`~semiscale.solvers.amg.AMGPreconditioner`) or ``"cg"`` (``diag(A)⁻¹``, Jacobi).
+    :class:`~semiscale.solvers.amg.AMGPreconditioner`) or ``"cg"`` (``diag(A)⁻¹``, Jacobi): the
+    one pass of :meth:`SDDSolver.solve_once <semiscale.solvers.sdd.SDDSolver.solve_once>`, the
+    solver of paper 002's kernel, to CG's relative residual ``tol``.
     """
-    M = AMGPreconditioner(A) if preconditioner == "amg" else jacobi(A)
-    return cg(A, B, preconditioner=M, tol=tol, max_iter=max_iter, verbose=verbose, desc=desc)
+    solver = SDDSolver(A, method=preconditioner, max_iter=max_iter, verbose=verbose)
+    return solver.solve_once(B, tol=tol, desc=desc)
 
 
 def rows_sum_to_zero(rows):
