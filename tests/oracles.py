@@ -303,3 +303,21 @@ def slapcvm_primal_minimiser(K, labeled, targets, edges, C, mu, theta, regressio
         options={"maxiter": 50000, "ftol": 1e-15, "gtol": 1e-11},
     )
     return K @ res.x[:-2] + res.x[-2]
+
+
+def data_dependent_kernel(K_ab, K_sa, K_sb, K_ss, Q_hat, eta):
+    """Paper 002's eq. (6) (eq. (4) with every point a landmark), literally.
+
+    ``K(a, b) − η k̂_aᵀ (I + η Q̂ K̂)⁻¹ Q̂ k̂_b`` with a dense LU solve of the non-symmetric
+    ``I + η Q̂ K̂``; ``K_sa`` is ``K(landmarks, A)``.
+    """
+    n_hat = K_ss.shape[0]
+    inner = np.linalg.solve(np.eye(n_hat) + eta * Q_hat @ K_ss, Q_hat)
+    return K_ab - eta * K_sa.T @ inner @ K_sb
+
+
+def landmark_regularizer(L, ridge, power, landmarks):
+    """Eq. (7): ``Q̂ = ((Q⁻¹)_{ss})⁺`` with ``Q = (L + ridge·I)^p`` formed densely and inverted."""
+    Ld = L.toarray() if hasattr(L, "toarray") else np.asarray(L)
+    Q = np.linalg.matrix_power(Ld + ridge * np.eye(Ld.shape[0]), power)
+    return np.linalg.pinv(np.linalg.inv(Q)[np.ix_(landmarks, landmarks)], hermitian=True)

@@ -1,0 +1,346 @@
+"""DataDependentKernel (paper 002) against the dense formulas of eqs. (4), (6) and (7)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.svm import SVC
+
+from oracles import data_dependent_kernel, landmark_regularizer, rbf_gram
+from semiscale.graph import DisconnectedGraphWarning, KNNGraph
+from semiscale.kernels import RBF, DataDependentKernel, Linear
+from semiscale.kernels._data_dependent_fit import LandmarkWarning
+from semiscale.linalg import kernel_matmul
+
+GAMMA = 0.5
+
+
+def moons(n=120, seed=0, labels=3):
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(n, noise=0.08, random_state=seed)
+    y_ssl = np.full(n, -1)
+    rng = np.random.default_rng(seed)
+    for c in (0, 1):
+        y_ssl[rng.choice(np.flatnonzero(y == c), labels, replace=False)] = c
+    return X, y, y_ssl
+
+
+def kernel(**params):
+    params.setdefault("ridge", 0.1)
+    params.setdefault("eta", 5.0)
+    params.setdefault("random_state", 0)
+    params.setdefault("base_kernel", RBF(gamma=GAMMA))
+    return DataDependentKernel(**params)
+
+
+def oracle(fitted, L, A, B):
+    """Eq. (6) on the fitted landmarks with Q̂ of eq. (7), all dense."""
+    s = fitted.landmarks_
+    P = fitted.landmark_points_
+    Q_hat = landmark_regularizer(L, fitted.ridge, fitted.power, s)
+    return data_dependent_kernel(
+        rbf_gram(A, B, GAMMA),
+        rbf_gram(P, A, GAMMA),
+        rbf_gram(P, B, GAMMA),
+        rbf_gram(P, P, GAMMA),
+        Q_hat,
+        fitted.eta,
+    )
+
+
+def paper_laplacian(X):
+    return (
+        KNNGraph(n_neighbors=5, weights="binary", symmetrize="union", normalized=True)
+        .fit(X)
+        .laplacian_
+    )
+
+
+@pytest.mark.parametrize("solver", ["direct", "amg"])
+@pytest.mark.parametrize("power", [1, 2])
+def test_every_point_a_landmark_is_the_exact_kernel(solver, power):
+    """Theorem 3.2: with n̂ = n, eq. (6) with Q̂ = ((Q⁻¹)_ss)⁺ is eq. (4)."""
+    X, _, y_ssl = moons(80)
+    T = np.random.default_rng(1).normal(size=(15, 2))
+    fitted = kernel(n_landmarks=80, solver=solver, tol=1e-12, power=power).fit(X, y_ssl)
+    exact = kernel(construction="exact", power=power).fit(X, y_ssl)
+    assert fitted.landmarks_.size == 80
+    for A, B in ((X, X), (T, X), (T, T)):
+        np.testing.assert_allclose(fitted(A, B), exact(A, B), atol=1e-9)
+    # eq. (4) written out: M = (I + ηQK)⁻¹Q with Q = (L + ridge·I)^p
+    L = paper_laplacian(X).toarray()
+    Q = np.linalg.matrix_power(L + 0.1 * np.eye(80), power)
+    K = rbf_gram(X, X, GAMMA)
+    M = np.linalg.solve(np.eye(80) + 5.0 * Q @ K, Q)
+    expected = rbf_gram(T, X, GAMMA) - 5.0 * rbf_gram(T, X, GAMMA) @ M @ K
+    np.testing.assert_allclose(exact(T, X), expected, atol=1e-10)
+
+
+@pytest.mark.parametrize("construction", ["landmarks", "budget"])
+def test_landmark_kernel_equals_the_literal_formula(construction):
+    """The stable (A + ηK̂)⁻¹ route equals eq. (6)'s (I + ηQ̂K̂)⁻¹Q̂ with a pseudo-inverse."""
+    X, _, y_ssl = moons(150)
+    T = np.random.default_rng(2).normal(size=(20, 2))
+    fitted = kernel(n_landmarks=30, power=2, solver="direct", construction=construction).fit(
+        X, y_ssl
+    )
+    P = fitted.landmark_points_
+    if construction == "landmarks":
+        L = paper_laplacian(X)
+        np.testing.assert_allclose(fitted(T, X), oracle(fitted, L, T, X), atol=1e-9)
+    else:  # the graph on the landmarks alone: Q̂ = (L_b + ridge·I)^p
+        L_b = paper_laplacian(P).toarray()
+        Q_hat = np.linalg.matrix_power(L_b + 0.1 * np.eye(30), 2)
+        expected = data_dependent_kernel(
+            rbf_gram(T, X, GAMMA),
+            rbf_gram(P, T, GAMMA),
+            rbf_gram(P, X, GAMMA),
+            rbf_gram(P, P, GAMMA),
+            Q_hat,
+            5.0,
+        )
+        np.testing.assert_allclose(fitted(T, X), expected, atol=1e-9)
+    # and with the fitted A itself: Q̂ = pinv(A)
+    expected = data_dependent_kernel(
+        rbf_gram(T, X, GAMMA),
+        rbf_gram(P, T, GAMMA),
+        rbf_gram(P, X, GAMMA),
+        rbf_gram(P, P, GAMMA),
+        np.linalg.pinv(fitted.A_, hermitian=True),
+        5.0,
+    )
+    np.testing.assert_allclose(fitted(T, X), expected, atol=1e-9)
+
+
+def test_landmarks_are_labeled_first():
+    X, _, y_ssl = moons(150, labels=4)
+    fitted = kernel(n_landmarks=20).fit(X, y_ssl)
+    assert set(np.flatnonzero(y_ssl != -1)) <= set(fitted.landmarks_)
+    assert fitted.landmarks_.size == 20 and np.unique(fitted.landmarks_).size == 20
+    np.testing.assert_array_equal(fitted.landmark_points_, X[fitted.landmarks_])
+    # more labeled points than landmarks: a subset of the labeled ones
+    few = kernel(n_landmarks=5).fit(X, y_ssl)
+    assert set(few.landmarks_) <= set(np.flatnonzero(y_ssl != -1))
+    # NaN marks an unlabeled row whatever the marker
+    y_nan = np.where(y_ssl == -1, np.nan, y_ssl.astype(float))
+    assert set(kernel(n_landmarks=20).fit(X, y_nan).landmarks_) >= set(np.flatnonzero(y_ssl != -1))
+
+
+def test_A_within_theorem_4_2_bound():
+    """|A_ij − Q̂⁺_ij| ≤ (ε_i + ε_j + ε_iε_j)·√(Q̂⁺_ii Q̂⁺_jj) for the ε the solver reports."""
+    X, _, y_ssl = moons(300)
+    fitted = kernel(n_landmarks=25, power=2, solver="amg", tol=1e-5).fit(X, y_ssl)
+    s = fitted.landmarks_
+    L = paper_laplacian(X).toarray()
+    Q_inv = np.linalg.inv(np.linalg.matrix_power(L + 0.1 * np.eye(300), 2))[np.ix_(s, s)]
+    eps = fitted.epsilon_
+    assert eps.shape == (25,) and np.all(eps > 0) and np.all(eps < 1)
+    d = np.sqrt(np.diag(Q_inv))
+    bound = (eps[:, None] + eps[None, :] + np.outer(eps, eps)) * np.outer(d, d)
+    error = np.abs(fitted.A_ - Q_inv)
+    assert np.all(error <= bound)
+    assert error.max() > 0  # a loose tolerance leaves a measurable error, inside the bound
+
+
+def test_symmetric_psd_on_new_points():
+    X, _, y_ssl = moons(200)
+    fitted = kernel(n_landmarks=40, eta=50.0).fit(X, y_ssl)
+    Z = np.vstack([np.random.default_rng(3).normal(size=(60, 2)), X[:60]])
+    K = fitted(Z)
+    np.testing.assert_allclose(K, K.T, atol=1e-13)
+    assert np.linalg.eigvalsh(K).min() > -1e-10
+    np.testing.assert_allclose(fitted.diag(Z), np.diag(K), atol=1e-13)
+    np.testing.assert_allclose(fitted(Z, Z.copy()), K, atol=1e-12)
+    # the correction only removes: K̃(x, x) ≤ K(x, x) = 1
+    assert np.all(np.diag(K) <= 1 + 1e-12) and fitted.kappa2 == 1.0
+
+
+def test_svc_callable_equals_precomputed():
+    X, y, y_ssl = moons(150)
+    fitted = kernel(n_landmarks=30).fit(X, y_ssl)
+    lab = y_ssl != -1
+    T = np.random.default_rng(4).normal(size=(40, 2))
+    by_callable = SVC(kernel=fitted, C=10.0).fit(X[lab], y_ssl[lab])
+    by_matrix = SVC(kernel="precomputed", C=10.0).fit(fitted(X[lab], X[lab]), y_ssl[lab])
+    np.testing.assert_array_equal(by_callable.predict(T), by_matrix.predict(fitted(T, X[lab])))
+    np.testing.assert_allclose(
+        by_callable.decision_function(T),
+        by_matrix.decision_function(fitted(T, X[lab])),
+        atol=1e-10,
+    )
+
+
+@pytest.mark.parametrize("construction", ["landmarks", "exact"])
+def test_blocks_under_a_tiny_budget_equal_dense(construction):
+    X, _, y_ssl = moons(100)
+    fitted = kernel(n_landmarks=30, construction=construction).fit(X, y_ssl)
+    T = np.random.default_rng(5).normal(size=(37, 2))
+    dense = fitted(T, X)
+    budget = fitted._block_plan(T, X)[1] * 3 + fitted._block_plan(T, X)[2]
+    pieces = [(rows, K.copy()) for rows, K in fitted.blocks(T, X, memory_budget=budget)]
+    assert len(pieces) > 5
+    out = np.empty_like(dense)
+    for rows, K in pieces:
+        out[rows] = K
+    np.testing.assert_allclose(out, dense, atol=1e-13)
+    V = np.random.default_rng(6).normal(size=(100, 3))
+    np.testing.assert_allclose(
+        kernel_matmul(fitted, T, X, V, memory_budget=budget), dense @ V, atol=1e-12
+    )
+    sym = [K.copy() for _, K in fitted.blocks(X, memory_budget=budget)]
+    np.testing.assert_allclose(np.vstack(sym), fitted(X), atol=1e-13)
+
+
+def test_float32_and_sparse_inputs():
+    X, _, y_ssl = moons(100)
+    fitted = kernel(n_landmarks=20).fit(X, y_ssl)
+    T = np.random.default_rng(7).normal(size=(10, 2))
+    K32 = fitted(T.astype(np.float32), X.astype(np.float32))
+    assert K32.dtype == np.float32
+    np.testing.assert_allclose(K32, fitted(T, X), atol=1e-5)
+    sparse = kernel(n_landmarks=20).fit(sp.csr_matrix(X), y_ssl)
+    np.testing.assert_array_equal(sparse.landmarks_, fitted.landmarks_)
+    np.testing.assert_allclose(sparse(sp.csr_matrix(T), X), fitted(T, X), atol=1e-10)
+
+
+def test_with_ambient_equals_a_fresh_fit():
+    X, _, y_ssl = moons(120)
+    fitted = kernel(n_landmarks=30).fit(X, y_ssl)
+    T = np.random.default_rng(8).normal(size=(20, 2))
+    for eta, base in ((0.5, None), (None, RBF(gamma=2.0)), (20.0, Linear())):
+        changed = fitted.with_ambient(eta=eta, base_kernel=base)
+        params = {"eta": eta or fitted.eta, "base_kernel": base or RBF(gamma=GAMMA)}
+        fresh = kernel(n_landmarks=30, **params).fit(X, y_ssl)
+        np.testing.assert_array_equal(changed.landmarks_, fresh.landmarks_)
+        np.testing.assert_allclose(changed(T, X), fresh(T, X), atol=1e-12)
+        assert changed.get_params()["eta"] == params["eta"]
+    np.testing.assert_allclose(fitted(T, X), kernel(n_landmarks=30).fit(X, y_ssl)(T, X))
+    # a heuristic width needs the training points, as in fit
+    with pytest.raises(ValueError, match="pass X="):
+        fitted.with_ambient(base_kernel=RBF(gamma="median"))
+    median = fitted.with_ambient(base_kernel=RBF(gamma="median"), X=X)
+    fresh = kernel(n_landmarks=30).set_params(base_kernel=RBF(gamma="median")).fit(X, y_ssl)
+    np.testing.assert_allclose(median(T, X), fresh(T, X), atol=1e-12)
+    exact = kernel(construction="exact").fit(X, y_ssl)
+    np.testing.assert_allclose(
+        exact.with_ambient(eta=0.5)(T, X),
+        kernel(construction="exact", eta=0.5).fit(X, y_ssl)(T, X),
+        atol=1e-12,
+    )
+
+
+def test_random_state():
+    X, _, y_ssl = moons(150, labels=1)
+    free = DataDependentKernel(RBF(gamma=GAMMA), n_landmarks=20, landmark_selection="random")
+    a, b = free.fit(X, random_state=3), free.fit(X, random_state=3)
+    np.testing.assert_array_equal(a.landmarks_, b.landmarks_)
+    assert not np.array_equal(a.landmarks_, free.fit(X, random_state=4).landmarks_)
+    own = clone(free).set_params(random_state=3)
+    np.testing.assert_array_equal(own.fit(X, random_state=99).landmarks_, a.landmarks_)
+    assert not hasattr(free, "landmarks_")  # fit returns a copy
+
+
+def test_semiscale_estimator_protocol():
+    from semiscale.models import LapRLSClassifier
+
+    X, y, y_ssl = moons(150)
+    model = LapRLSClassifier(kernel=kernel(n_landmarks=30), intrinsic_reg=0).fit(X, y_ssl)
+    assert isinstance(model.kernel_, DataDependentKernel) and hasattr(model.kernel_, "A_")
+    assert np.mean(model.predict(X) == y) > 0.8
+    # graph="estimator": the Laplacian the estimator builds for its own intrinsic term
+    model = LapRLSClassifier(kernel=kernel(n_landmarks=30, graph="estimator")).fit(X, y_ssl)
+    assert model.kernel_.landmarks_.size == 30
+    with pytest.raises(ValueError, match="graph='estimator'"):
+        LapRLSClassifier(kernel=kernel(graph="estimator"), intrinsic_reg=0).fit(X, y_ssl)
+
+
+# --------------------------------------------------------------------------- edge cases
+def test_disconnected_graph_warns_for_a_component_without_landmarks():
+    X, _, _ = moons(60)
+    far = X[:20] + 100.0
+    Xd = np.vstack([X, far])
+    y_ssl = np.full(80, -1)
+    y_ssl[:2] = [0, 1]
+    fitted_kernel = kernel(n_landmarks=10, landmark_selection="random")
+    # landmarks among the first 60 points only: the far cluster holds none
+    with pytest.warns(DisconnectedGraphWarning, match="20 of 80 training points"):
+        from semiscale.kernels import _data_dependent_fit
+
+        _data_dependent_fit.warn_unlandmarked(paper_laplacian(Xd), np.arange(10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DisconnectedGraphWarning)
+        fitted = fitted_kernel.set_params(n_landmarks=80).fit(Xd, y_ssl)  # every component
+    K = fitted(Xd)
+    assert np.linalg.eigvalsh(K).min() > -1e-10
+
+
+def test_ridge_must_be_positive():
+    X, _, y_ssl = moons(50)
+    for ridge in (0, 0.0, -1.0, np.inf):
+        with pytest.raises(ValueError, match="ridge"):
+            kernel(ridge=ridge).fit(X, y_ssl)
+    from semiscale.kernels._data_dependent_fit import regularizer_base
+
+    with pytest.raises(ValueError, match="ridge must be > 0.*singular"):
+        regularizer_base(paper_laplacian(X), 0.0)
+
+
+def test_more_landmarks_than_points():
+    X, _, y_ssl = moons(40)
+    with pytest.warns(LandmarkWarning, match="n_landmarks=250 is larger than the 40"):
+        fitted = kernel().fit(X, y_ssl)
+    np.testing.assert_array_equal(fitted.landmarks_, np.arange(40))
+
+
+def test_labeled_selection_without_labels():
+    X, _, _ = moons(60)
+    with pytest.warns(LandmarkWarning, match="no labeled point"):
+        a = kernel(n_landmarks=10).fit(X, np.full(60, -1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LandmarkWarning)
+        b = kernel(n_landmarks=10).fit(X)  # y=None: random, silently
+    np.testing.assert_array_equal(a.landmarks_, b.landmarks_)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"power": 0}, "power"),
+        ({"power": 1.5}, "power"),
+        ({"n_landmarks": 0}, "n_landmarks"),
+        ({"eta": 0.0}, "eta"),
+        ({"eta": -1}, "eta"),
+        ({"tol": 0}, "tol"),
+        ({"landmark_selection": "first"}, "landmark_selection"),
+        ({"construction": "full"}, "construction"),
+        ({"solver": "lu"}, "solver"),
+        ({"graph": "knn"}, "graph"),
+        ({"base_kernel": "rbf"}, "base_kernel"),
+        ({"graph": KNNGraph(power=2)}, "graph has power=2"),
+        ({"graph": KNNGraph(ridge=0.1)}, "graph has ridge=0.1"),
+    ],
+)
+def test_bad_parameters(params, match):
+    X, _, y_ssl = moons(50)
+    with pytest.raises(ValueError, match=match):
+        kernel(**params).fit(X, y_ssl)
+
+
+def test_other_errors():
+    X, _, y_ssl = moons(50)
+    with pytest.raises(NotFittedError, match="not fitted.*fit"):
+        kernel()(X)
+    with pytest.raises(NotFittedError):
+        SVC(kernel=kernel()).fit(X, y_ssl)
+    with pytest.raises(ValueError, match="construction='landmarks'"):
+        kernel(construction="exact").fit(np.zeros((5001, 2)))
+    with pytest.raises(ValueError, match="y must have shape"):
+        kernel().fit(X, y_ssl[:-1])
+    with pytest.raises(ValueError, match="pass a graph object"):
+        kernel(graph="estimator", construction="budget").fit(X, laplacian=paper_laplacian(X))
+    with pytest.raises(ValueError, match="laplacian has shape"):
+        kernel(graph="estimator").fit(X, laplacian=paper_laplacian(X[:10]))
