@@ -25,10 +25,17 @@ from semiscale.utils import all_estimators
 from semiscale.utils.discovery import TYPES
 from sklearn_checks import expected_failed_checks
 
-pytestmark = pytest.mark.filterwarnings("ignore::semiscale.graph.DisconnectedGraphWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::semiscale.graph.DisconnectedGraphWarning"),
+    # DataDependentSVC's default kernel asks for 250 landmarks; the checks' data sets are smaller,
+    # so every point is a landmark (the documented fallback, which warns)
+    pytest.mark.filterwarnings("ignore::semiscale.kernels._data_dependent_fit.LandmarkWarning"),
+]
 
 ESTIMATORS = all_estimators()
 MODELS = all_estimators(type_filter=["classifier", "regressor"])
+#: Unsupervised estimators (KernelKMeans): fitted on X alone, held to scikit-learn's checks too.
+CLUSTERERS = all_estimators(type_filter="cluster")
 
 #: The canonical documentation of ``verbose`` (semiscale._progress): every estimator's
 #: docstring carries these lines verbatim.
@@ -89,6 +96,8 @@ def _instance(cls, X=None):
         est.set_params(n_neighbors=5)
     if "random_state" in params:
         est.set_params(random_state=0)
+    if "n_clusters" in params:
+        est.set_params(n_clusters=2)  # the two moons
     contract = getattr(cls, "_fit_contract", None)
     if contract is not None and contract.expansion == "centers":
         # fewer centers than points: on the checks' small data "auto" would take them all
@@ -100,6 +109,8 @@ def _fit_output(est, X, y_ssl):
     """Fit ``est`` on the tiny problem and return what it computes (predictions or Laplacian)."""
     if TYPES["graph"](type(est)):
         return est.fit(X).laplacian_.toarray()
+    if TYPES["cluster"](type(est)):
+        return est.fit(X).predict(X)
     est.fit(X, _targets(est, y_ssl))
     out = est.predict(X)
     if hasattr(est, "decision_function"):
@@ -148,7 +159,7 @@ def test_registry_finds_every_public_estimator_class():
 @pytest.mark.parametrize("name, cls", ESTIMATORS, ids=_ids(ESTIMATORS))
 def test_every_estimator_is_of_a_known_type(name, cls):
     # a kind of estimator none of the common tests' helpers know must fail here first
-    kinds = [t for t in ("classifier", "regressor", "graph", "search") if TYPES[t](cls)]
+    kinds = [t for t in ("classifier", "regressor", "cluster", "graph", "search") if TYPES[t](cls)]
     assert len(kinds) == 1, (name, kinds)
 
 
@@ -186,7 +197,8 @@ def test_top_level_exports_resolve_and_cover_the_public_modules():
 
 # ------------------------------------------------------------------ scikit-learn's checks
 @parametrize_with_checks(
-    [_instance(cls) for _, cls in MODELS], expected_failed_checks=expected_failed_checks
+    [_instance(cls) for _, cls in MODELS + CLUSTERERS],
+    expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)

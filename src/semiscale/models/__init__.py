@@ -1,6 +1,8 @@
 """Estimators (scikit-learn API)."""
 
+from .data_dependent_svc import DataDependentSVC
 from .harmonic import HarmonicClassifier
+from .kernel_kmeans import KernelKMeans
 from .laprls import LapRLSClassifier, LapRLSRegressor
 from .lapsvm import LapSVC
 from .nystrom_laprls import NystromLapRLSClassifier, NystromLapRLSRegressor
@@ -9,7 +11,9 @@ from .poisson import PoissonClassifier
 from .slapcvm import SparseLapCVMClassifier, SparseLapCVMRegressor
 
 __all__ = [
+    "DataDependentSVC",
     "HarmonicClassifier",
+    "KernelKMeans",
     "LapRLSClassifier",
     "LapRLSRegressor",
     "LapSVC",

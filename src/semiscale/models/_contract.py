@@ -50,8 +50,10 @@ __all__ = [
 
 #: How an estimator fits: the shared manifold-regularization path (a
 #: :class:`~semiscale.solvers.problem.ManifoldProblem` handed to the estimator's ``_solve``), a
-#: core vector machine of its own (SLapCVM), or label propagation on the graph alone.
-FIT_PATHS = ("manifold", "core-vector-machine", "label-propagation")
+#: core vector machine of its own (SLapCVM), label propagation on the graph alone, or a kernel
+#: machine of scikit-learn's (libsvm) on a kernel learned from all points (paper 002's
+#: ``DataDependentSVC``: the graph, if any, belongs to the kernel).
+FIT_PATHS = ("manifold", "core-vector-machine", "label-propagation", "kernel-machine")
 #: The points of the learned kernel expansion ``Σ_j α_j k(x_j, ·)``: all training points (the
 #: labeled ones without a graph term), Nyström centers, a core set's support; None: no kernel.
 EXPANSIONS = ("training", "centers", "support", None)
@@ -77,9 +79,10 @@ class FitContract:
 
     Attributes
     ----------
-    fit_path : {"manifold", "core-vector-machine", "label-propagation"}
+    fit_path : {"manifold", "core-vector-machine", "label-propagation", "kernel-machine"}
         :data:`FIT_PATHS`.  ``"manifold"``: ``ManifoldMixin._fit_problem``, the estimator
         implementing ``_solve(problem) -> Solution`` (and ``_check_before_graph``).
+        ``"kernel-machine"``: a ``kernel`` but no ``graph`` parameter.
     expansion : {"training", "centers", "support"} or None
         :data:`EXPANSIONS`: the span of the fitted function.  Approximate CV's exact Hessian
         exists for ``"training"``; ``"centers"`` is approximated on its own centers.
@@ -146,7 +149,9 @@ class FitContract:
         """The estimator parameters this contract says the estimator has."""
         names = {"verbose", "random_state"}
         if self.fit_path != "label-propagation":
-            names |= {"kernel", "graph"}
+            names.add("kernel")
+        if self.fit_path in ("manifold", "core-vector-machine"):
+            names.add("graph")
         if self.fit_path == "manifold":
             names |= {"ambient_reg", "intrinsic_reg"}
         for capability, params in CAPABILITY_PARAMETERS.items():

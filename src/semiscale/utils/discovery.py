@@ -19,7 +19,13 @@ import pkgutil
 from importlib import import_module
 from operator import itemgetter
 
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, RegressorMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClusterMixin,
+    MetaEstimatorMixin,
+    RegressorMixin,
+)
 
 from ..kernels import Kernel
 
@@ -39,6 +45,8 @@ TYPES = {
     # scikit-learn's mixins: SSLClassifierMixin / SSLRegressorMixin derive from them
     "classifier": lambda cls: issubclass(cls, ClassifierMixin),
     "regressor": lambda cls: issubclass(cls, RegressorMixin),
+    # scikit-learn's ClusterMixin: KernelKMeans (unsupervised: fit(X), labels_, predict)
+    "cluster": lambda cls: issubclass(cls, ClusterMixin),
     # no semiscale class derives from TransformerMixin: the graphs are transductive transformers
     # (fit_transform returns the Laplacian, there is no transform of new points)
     "transformer": lambda cls: hasattr(cls, "fit_transform") or hasattr(cls, "transform"),
@@ -65,13 +73,14 @@ def all_estimators(type_filter=None):
 
     Parameters
     ----------
-    type_filter : {"classifier", "regressor", "transformer", "graph", "search"}, list of them \
-or None, default=None
+    type_filter : {"classifier", "regressor", "cluster", "transformer", "graph", "search"}, \
+list of them or None, default=None
         Keep only the estimators of at least one of these types (None: all of them).
-        Classifiers and regressors are told by scikit-learn's ``ClassifierMixin`` and
-        ``RegressorMixin``; transformers by a ``fit_transform`` or ``transform`` method (the
-        graphs: their ``fit_transform`` returns the Laplacian); graphs are the classes of
-        :mod:`semiscale.graph`; searches are the meta-estimators (``MetaEstimatorMixin``).
+        Classifiers, regressors and clusterers are told by scikit-learn's ``ClassifierMixin``,
+        ``RegressorMixin`` and ``ClusterMixin``; transformers by a ``fit_transform`` or
+        ``transform`` method (the graphs: their ``fit_transform`` returns the Laplacian);
+        graphs are the classes of :mod:`semiscale.graph`; searches are the meta-estimators
+        (``MetaEstimatorMixin``).
 
     Returns
     -------
