@@ -344,3 +344,18 @@ def test_other_errors():
         kernel(graph="estimator", construction="budget").fit(X, laplacian=paper_laplacian(X))
     with pytest.raises(ValueError, match="laplacian has shape"):
         kernel(graph="estimator").fit(X, laplacian=paper_laplacian(X[:10]))
+
+
+def test_clone_keeps_the_fit_for_scikit_learn_tools():
+    """cross_val_score clones SVC(kernel=fitted), and with it the kernel: the fit must survive."""
+    from sklearn.model_selection import cross_val_score
+
+    X, y, y_ssl = moons(150, labels=8)
+    fitted = kernel(n_landmarks=30).fit(X, y_ssl)
+    copy = clone(fitted)
+    assert copy is not fitted and copy.landmarks_ is fitted.landmarks_
+    np.testing.assert_array_equal(copy(X[:5], X), fitted(X[:5], X))
+    assert not hasattr(clone(kernel()), "landmarks_")
+    lab = y_ssl != -1
+    scores = cross_val_score(SVC(kernel=fitted, C=10.0), X[lab], y[lab], cv=2)
+    assert scores.shape == (2,) and np.all(scores > 0.5)

@@ -222,6 +222,20 @@ class DataDependentKernel(Kernel):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ parameters
+    def _unfitted_copy(self):
+        return type(self)(**{k: clone(v, safe=False) for k, v in self.get_params(False).items()})
+
+    def __sklearn_clone__(self):
+        # A fitted kernel is what SVC(kernel=fitted) computes with: scikit-learn's tools clone
+        # the SVC (GridSearchCV, cross_val_score), and with it this kernel, so a clone keeps the
+        # fitted state (shared, read-only arrays).  An estimator that fits the kernel itself
+        # (kernel.fit) gets a new fitted copy anyway.
+        new = self._unfitted_copy()
+        for name, value in vars(self).items():
+            if name.endswith("_") and not name.startswith("_"):
+                setattr(new, name, value)
+        return new
+
     @property
     def kappa2(self):
         """``sup_x K̃(x, x) ≤ sup_x K(x, x)`` (the correction is positive semi-definite)."""
@@ -333,7 +347,7 @@ class DataDependentKernel(Kernel):
             )
         labeled = self._labeled(y, n)
         state = self.random_state if self.random_state is not None else random_state
-        new = clone(self)
+        new = self._unfitted_copy()
         base = RBF(gamma="median") if self.base_kernel is None else self.base_kernel
         new.base_kernel_ = base.fit(X, random_state=state)
         timings = {}
@@ -457,7 +471,7 @@ class DataDependentKernel(Kernel):
             params["eta"] = eta
         if base_kernel is not None:
             params["base_kernel"] = base_kernel
-        new = clone(self).set_params(**params)
+        new = self._unfitted_copy().set_params(**params)
         new._check_params()
         for name in _CARRIED:
             setattr(new, name, getattr(self, name))
