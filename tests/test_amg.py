@@ -16,7 +16,8 @@ from semiscale.datasets import make_two_moons
 from semiscale.graph import KNNGraph
 from semiscale.models import HarmonicClassifier, PoissonClassifier
 from semiscale.models.graph_learning import AMG_MIN_SIZE
-from semiscale.solvers.amg import AMGPreconditioner
+from semiscale.solvers.amg import CHEBYSHEV_DEGREE, AMGPreconditioner
+from semiscale.solvers.cg import cg
 
 
 def _dense_inverse(M, n):
@@ -180,3 +181,74 @@ def test_an_amg_solve_without_max_iter_is_capped(monkeypatch):
     assert 2 < model.n_iter_ <= 5
     model = PoissonClassifier(solver="cg", tol=1e-10).fit(X, y_ssl, laplacian=L)
     assert model.n_iter_ > 2
+
+
+@pytest.mark.parametrize("near_nullspace", [False, True])
+def test_the_blocked_cycle_is_symmetric_positive_definite(near_nullspace):
+    # paper 002's graph: 5-NN binary weights, normalized Laplacian plus a small ridge
+    X, _ = make_two_moons(1200, noise=0.08, random_state=0)  # above AMG_MAX_COARSE: 2 levels
+    graph = KNNGraph(
+        n_neighbors=5, weights="binary", symmetrize="union", normalized=True, ridge=1e-6
+    ).fit(X)
+    A = sp.csr_matrix(graph.laplacian_)
+    B = np.sqrt(graph.degree_) if near_nullspace else None
+    M = AMGPreconditioner(A, near_nullspace=B, cycle="blocked")
+    assert len(M.hierarchy.levels) >= 2  # the cycle has a coarse level, not only a solve
+    Minv = _dense_inverse(M, A.shape[0])
+    np.testing.assert_allclose(Minv, Minv.T, atol=1e-12 * np.abs(Minv).max())
+    assert np.linalg.eigvalsh((Minv + Minv.T) / 2).min() > 0
+
+
+def test_the_blocked_cycle_matches_a_plain_python_reference():
+    # the cycle of BlockedVCycle's docstring written out with dense matrices, column by column
+    _, _, _, L = blobs_graph_and_labels(n_per_class=400, n_classes=2)
+    A = sp.csr_matrix(L + 1e-3 * np.eye(L.shape[0]))
+    M = AMGPreconditioner(A, cycle="blocked")
+    cycle = M.blocked
+    assert len(cycle.levels) >= 1
+
+    def chebyshev(level, b, x):
+        Al, inverse, _, _, (a, c) = cycle.levels[level]
+        Al = Al.toarray()
+        theta, delta = (c + a) / 2, (c - a) / 2
+        sigma = theta / delta
+        r = b - Al @ x
+        d = inverse * r / theta
+        x = x + d
+        rho_old = 1 / sigma
+        for _ in range(CHEBYSHEV_DEGREE - 1):
+            r = r - Al @ d
+            rho = 1 / (2 * sigma - rho_old)
+            d = rho * rho_old * d + 2 * rho / delta * inverse * r
+            rho_old = rho
+            x = x + d
+        return x
+
+    def v_cycle(level, b):
+        if level == len(cycle.levels):
+            coarse = M.hierarchy.levels[-1].A.toarray()
+            return np.linalg.solve(coarse, b)
+        Al, _, P, _, _ = cycle.levels[level]
+        x = chebyshev(level, b, np.zeros_like(b))
+        x = x + P.toarray() @ v_cycle(level + 1, P.toarray().T @ (b - Al.toarray() @ x))
+        return chebyshev(level, b, x)
+
+    V = np.random.default_rng(0).standard_normal((A.shape[0], 3))
+    expected = np.column_stack([v_cycle(0, V[:, j]) for j in range(3)])
+    np.testing.assert_allclose(M.apply(V), expected, rtol=1e-9, atol=1e-12 * np.abs(expected).max())
+
+
+def test_blocked_and_pyamg_cycles_give_the_same_cg_solution():
+    _, _, _, L = blobs_graph_and_labels(n_per_class=300, n_classes=3)
+    A = sp.csr_matrix(L + 1e-4 * np.eye(L.shape[0]))
+    B = np.random.default_rng(1).standard_normal((A.shape[0], 4))
+    reference = np.linalg.solve(A.toarray(), B)
+    for cycle in ("pyamg", "blocked"):
+        result = cg(A, B, preconditioner=AMGPreconditioner(A, cycle=cycle), tol=1e-12)
+        assert result.converged and result.n_iter < 60
+        np.testing.assert_allclose(result.x, reference, rtol=0, atol=1e-8 * np.abs(reference).max())
+
+
+def test_an_unknown_cycle_is_refused():
+    with pytest.raises(ValueError, match="cycle must be one of"):
+        AMGPreconditioner(sp.identity(4, format="csr"), cycle="W")

@@ -35,10 +35,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..linalg.ops import get_ops
+
 __all__ = [
     "AMG_MAX_COARSE",
     "AMG_OPTIONS",
     "AMG_SEED",
+    "CYCLES",
     "DROP_TOL",
     "MAX_INVERSE",
     "SHIFT",
@@ -56,6 +59,14 @@ MAX_INVERSE = 1e300
 #: Size of the coarsest level, solved by a dense pseudo-inverse (pyamg's default is 10; a larger
 #: coarsest level means fewer levels, each V-cycle sweep being sequential C++).
 AMG_MAX_COARSE = 500
+#: ``AMGPreconditioner(cycle=...)``: pyamg's own V-cycle one column at a time, or the blocked one.
+CYCLES = ("pyamg", "blocked")
+#: Degree of the blocked cycle's Chebyshev smoother (matrix products per pre- or post-smoothing).
+CHEBYSHEV_DEGREE = 2
+#: The Chebyshev smoother's interval ``[ρ/30, 1.1ρ]`` of ``D⁻¹A``'s spectrum (pyamg's defaults):
+#: the upper end above the estimated ``ρ`` keeps the smoother, and so the cycle, positive definite.
+CHEBYSHEV_INTERVAL = (1.0 / 30.0, 1.1)
+
 #: Options of pyamg's ``smoothed_aggregation_solver`` (its defaults otherwise: symmetric
 #: aggregation, Jacobi-smoothed prolongation, symmetric block Gauss–Seidel smoothing).
 AMG_OPTIONS = {
@@ -85,13 +96,23 @@ class AMGPreconditioner:
     n_dropped : int
         Off-diagonal entries of ``A`` left out of ``P``.
 
+    cycle : {"pyamg", "blocked"}, default="pyamg"
+        ``"pyamg"``: pyamg's V-cycle (symmetric Gauss–Seidel smoothing, pseudo-inverse on the
+        coarsest level), one column at a time.  ``"blocked"``: the same hierarchy's operators
+        applied to all columns at once (:class:`BlockedVCycle`).
+
     Notes
     -----
-    ``apply(V)`` runs one V-cycle per column of ``V`` (pyamg's smoothers take one vector).
+    Both cycles are symmetric positive definite operators (the condition of preconditioned CG):
+    the pre- and post-smoothing are adjoint and the coarsest solve is exact.
     """
 
-    def __init__(self, A, *, near_nullspace=None):
+    def __init__(self, A, *, near_nullspace=None, cycle="pyamg"):
         import pyamg
+
+        if cycle not in CYCLES:
+            raise ValueError(f"cycle must be one of {CYCLES}, got {cycle!r}")
+        self.cycle = cycle
 
         A = sp.csr_matrix(A, dtype=np.float64)
         diagonal = A.diagonal()
@@ -138,6 +159,11 @@ class AMGPreconditioner:
                 if self.coupled.size
                 else None
             )
+            self.blocked = (
+                BlockedVCycle(self.hierarchy)
+                if cycle == "blocked" and self.hierarchy is not None
+                else None
+            )
         finally:
             np.random.set_state(state)  # noqa: NPY002
 
@@ -147,6 +173,9 @@ class AMGPreconditioner:
         block = V.reshape(V.shape[0], -1)
         out = np.empty_like(block)
         out[self.isolated] = block[self.isolated] * self.isolated_inverse[:, None]
+        if self.blocked is not None:
+            out[self.coupled] = self.blocked.apply(block[self.coupled])
+            return out.reshape(V.shape)
         for j in range(block.shape[1] if self.hierarchy is not None else 0):
             rhs = block[self.coupled, j]
             out[self.coupled, j] = self.hierarchy.solve(
@@ -161,3 +190,81 @@ class AMGPreconditioner:
         from scipy.sparse.linalg import LinearOperator
 
         return LinearOperator(self.shape, matvec=self.apply, matmat=self.apply, dtype=self.dtype)
+
+
+class BlockedVCycle:
+    r"""One V-cycle of a smoothed-aggregation hierarchy on a block of columns at once.
+
+    With ``A_0`` the finest operator, ``P_l`` the prolongations, ``A_{l+1} = P_lᵀ A_l P_l`` and
+    ``D_l = diag(A_l)``, the cycle on level ``l`` is
+
+    .. math::
+
+        x \leftarrow G_l b, \quad
+        x \leftarrow x + P_l\, V_{l+1}\big(P_l^\top (b - A_l x)\big), \quad
+        x \leftarrow x + G_l (b - A_l x),
+
+    and on the coarsest level ``x = A_L⁻¹ b`` (a dense Cholesky factor).  ``G_l = q(D_l⁻¹ A_l)
+    D_l⁻¹`` is the Chebyshev polynomial of degree ``CHEBYSHEV_DEGREE`` of the interval
+    ``CHEBYSHEV_INTERVAL · ρ(D_l⁻¹ A_l)``: symmetric, so the pre- and post-smoothing are adjoint
+    and the cycle is a symmetric operator; positive definite because the interval's upper end
+    exceeds ``ρ``, so ``‖I − G_l A_l‖_{A_l} < 1``.
+
+    Every product is one sparse × dense-block product for all columns (the array-operations
+    layer's ``sparse_matmul``) instead of one pyamg call per column and level.
+    """
+
+    def __init__(self, hierarchy):
+        from pyamg.util.linalg import approximate_spectral_radius
+
+        ops = get_ops()
+        self.levels = []
+        for level in hierarchy.levels[:-1]:
+            A = sp.csr_matrix(level.A)
+            inverse = 1.0 / A.diagonal()
+            rho = approximate_spectral_radius(sp.csr_matrix(A.multiply(inverse[:, None])))
+            low, high = CHEBYSHEV_INTERVAL
+            self.levels.append(
+                (
+                    A,
+                    inverse,
+                    sp.csr_matrix(level.P),
+                    sp.csr_matrix(level.R),
+                    (low * rho, high * rho),
+                )
+            )
+        coarse = np.asarray(sp.csr_matrix(hierarchy.levels[-1].A).toarray())
+        self.coarse_factor = ops.jittered_cholesky(coarse)[0] if coarse.size else None
+
+    def _smooth(self, l, b, x):
+        """``x + G_l (b − A_l x)`` (``x = None``: ``G_l b``), the Chebyshev recurrence."""
+        ops = get_ops()
+        A, inverse, _, _, (a, c) = self.levels[l]
+        theta, delta = (c + a) / 2.0, (c - a) / 2.0
+        sigma = theta / delta
+        rho_old = 1.0 / sigma
+        r = b if x is None else b - ops.sparse_matmul(A, x)
+        d = inverse[:, None] * r / theta
+        x = d.copy() if x is None else x + d
+        for _ in range(CHEBYSHEV_DEGREE - 1):
+            r = r - ops.sparse_matmul(A, d)
+            rho = 1.0 / (2.0 * sigma - rho_old)
+            d = rho * rho_old * d + (2.0 * rho / delta) * (inverse[:, None] * r)
+            rho_old = rho
+            x += d
+        return x
+
+    def _cycle(self, l, b):
+        ops = get_ops()
+        if l == len(self.levels):
+            return ops.cho_solve(self.coarse_factor, b)
+        A, _, P, R, _ = self.levels[l]
+        x = self._smooth(l, b, None)
+        x += ops.sparse_matmul(
+            P, self._cycle(l + 1, ops.sparse_matmul(R, b - ops.sparse_matmul(A, x)))
+        )
+        return self._smooth(l, b, x)
+
+    def apply(self, B):
+        """The cycle on an ``(m, r)`` block (float64)."""
+        return self._cycle(0, np.ascontiguousarray(B, dtype=np.float64))

@@ -77,7 +77,9 @@ def graph_cg(A, B, *, preconditioner, tol, max_iter, verbose=0, desc="CG") -> So
     one pass of :meth:`SDDSolver.solve_once <semiscale.solvers.sdd.SDDSolver.solve_once>`, the
     solver of paper 002's kernel, to CG's relative residual ``tol``.
     """
-    solver = SDDSolver(A, method=preconditioner, max_iter=max_iter, verbose=verbose)
+    # pyamg's cycle: the blocked one passes the pinned predictions too, but breaks down on
+    # rounding-level residuals (tol=1e-14) of singular Laplacians, where pyamg's does not
+    solver = SDDSolver(A, method=preconditioner, max_iter=max_iter, verbose=verbose, cycle="pyamg")
     return solver.solve_once(B, tol=tol, desc=desc)
 
 

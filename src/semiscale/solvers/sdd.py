@@ -204,6 +204,10 @@ class SDDSolver:
         in batches that fit.  None: a quarter of the memory available.
     verbose : int, default=0
         CG's progress counter (:func:`semiscale.solvers.cg`).
+    cycle : {"blocked", "pyamg"}, default="blocked"
+        The AMG V-cycle (:class:`~semiscale.solvers.amg.AMGPreconditioner`): all columns at once
+        (:class:`~semiscale.solvers.amg.BlockedVCycle`), or pyamg's, one column at a time (the
+        reference).
 
     Attributes
     ----------
@@ -225,6 +229,7 @@ class SDDSolver:
         near_nullspace=None,
         memory_budget=None,
         verbose=0,
+        cycle="blocked",
     ):
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -256,7 +261,9 @@ class SDDSolver:
         start = time.perf_counter()
         self._factor = None
         if method == "amg":
-            self.preconditioner = AMGPreconditioner(self.R, near_nullspace=near_nullspace)
+            self.preconditioner = AMGPreconditioner(
+                self.R, near_nullspace=near_nullspace, cycle=cycle
+            )
         elif method == "cg":
             self.preconditioner = jacobi(self.R)
         else:
