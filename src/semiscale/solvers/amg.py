@@ -234,7 +234,10 @@ class BlockedVCycle:
                 )
             )
         coarse = np.asarray(sp.csr_matrix(hierarchy.levels[-1].A).toarray())
-        self.coarse_factor = ops.jittered_cholesky(coarse)[0] if coarse.size else None
+        # one thread: a multi-threaded potrf of a few hundred rows took 0.6 s on a loaded 2-core
+        # machine (1 ms in one thread)
+        with ops.blas_threads(1):
+            self.coarse_factor = ops.jittered_cholesky(coarse)[0] if coarse.size else None
 
     def _smooth(self, l, b, x):
         """``x + G_l (b − A_l x)`` (``x = None``: ``G_l b``), the Chebyshev recurrence."""
@@ -243,13 +246,24 @@ class BlockedVCycle:
         theta, delta = (c + a) / 2.0, (c - a) / 2.0
         sigma = theta / delta
         rho_old = 1.0 / sigma
+        column = inverse[:, None]
+        # in place where possible: on a block of 250 columns the element-wise passes cost as
+        # much as the sparse products
         r = b if x is None else b - ops.sparse_matmul(A, x)
-        d = inverse[:, None] * r / theta
-        x = d.copy() if x is None else x + d
-        for _ in range(CHEBYSHEV_DEGREE - 1):
-            r = r - ops.sparse_matmul(A, d)
+        d = r * (column / theta)
+        if x is None:
+            x = d.copy()
+        else:
+            x += d
+        for step in range(CHEBYSHEV_DEGREE - 1):
+            product = ops.sparse_matmul(A, d)
+            if step == 0 and r is b:
+                r = b - product
+            else:
+                r -= product
             rho = 1.0 / (2.0 * sigma - rho_old)
-            d = rho * rho_old * d + (2.0 * rho / delta) * (inverse[:, None] * r)
+            d *= rho * rho_old
+            d += r * (column * (2.0 * rho / delta))
             rho_old = rho
             x += d
         return x
@@ -266,5 +280,11 @@ class BlockedVCycle:
         return self._smooth(l, b, x)
 
     def apply(self, B):
-        """The cycle on an ``(m, r)`` block (float64)."""
-        return self._cycle(0, np.ascontiguousarray(B, dtype=np.float64))
+        """The cycle on an ``(m, r)`` block (float64).
+
+        BLAS in one thread: its only call is the coarsest level's small triangular solves,
+        which OpenBLAS's threads made 50 ms each on a loaded 2-core machine; the sparse products
+        are single-threaded anyway.
+        """
+        with get_ops().blas_threads(1):
+            return self._cycle(0, np.ascontiguousarray(B, dtype=np.float64))
