@@ -131,3 +131,24 @@ def test_clear_errors():
         KernelKMeans(n_clusters=3, init=[0, 1, 2], n_init=4).fit(X)
     with pytest.raises(MemoryBudgetError, match="memory_budget.*raise memory_budget"):
         KernelKMeans(n_clusters=3, memory_budget=2000).fit(X)
+
+
+def test_a_learned_kernel_is_fitted_on_the_points_and_clustered_in_blocks():
+    # DataDependentKernel (paper 002 §5.2's kernel): fitted on X alone (no labels: random
+    # landmarks), kept in kernel_, and the blocked iteration equals the dense one on its matrix
+    from semiscale.datasets import make_two_moons
+    from semiscale.kernels import DataDependentKernel
+
+    X, _ = make_two_moons(200, noise=0.05, random_state=0)
+    kernel = DataDependentKernel(RBF(gamma=0.5), n_landmarks=20, power=2, eta=10.0)
+    start = np.array([0, 1])
+    km = KernelKMeans(n_clusters=2, kernel=kernel, init=start, tol=0, random_state=0)
+    km.fit(X)
+    assert km.kernel_.landmarks_.shape == (20,) and kernel.get_params() == km.kernel.get_params()
+    again = kernel.fit(X, random_state=0)
+    np.testing.assert_array_equal(again.landmarks_, km.kernel_.landmarks_)
+    K = again(X)
+    first = np.argmin(np.diag(K)[:, None] - 2 * K[:, start] + np.diag(K)[start][None, :], axis=1)
+    labels, inertia = _dense_kernel_kmeans(K, first, 2)
+    np.testing.assert_array_equal(km.labels_, labels)
+    assert km.inertia_ == pytest.approx(inertia, rel=1e-9)
