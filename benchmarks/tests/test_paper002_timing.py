@@ -1,0 +1,131 @@
+"""Paper 002's timing (Figure 5) and clustering (Figure 4) experiments: quick runs and reports."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from semiscale_bench.harness import Dataset, Protocol, RecordStore, RunContext
+from semiscale_bench.paper002 import clustering, timing
+
+SHARED = next(
+    (
+        p
+        for p in (os.environ.get("SEMISCALE_DATA"), "/work/shared/datasets")
+        if p and Path(p, "usps").exists()
+    ),
+    None,
+)
+
+
+def _protocol(quick=True):
+    return Protocol(paper="paper002", datasets=(Dataset("usps", "usps"),), methods=(), quick=quick)
+
+
+def _store(tmp_path, protocol):
+    store = RecordStore(tmp_path, protocol.paper, protocol.digest())
+    store.start_run(command="test")
+    return store
+
+
+def _ctx(data_home=None):
+    return RunContext(["usps"], data_home, lambda message: None, verbose=0)
+
+
+def test_clustering_error_is_the_best_matching_of_clusters_to_classes():
+    y = np.array([0, 0, 0, 1, 1, 1])
+    assert clustering.clustering_error([1, 1, 1, 0, 0, 0], y) == 0.0
+    assert clustering.clustering_error([0, 0, 1, 1, 1, 1], y) == pytest.approx(1 / 6)
+    assert clustering.clustering_error([0, 1, 0, 1, 0, 1], y) == pytest.approx(1 / 3)
+    three = np.array([0, 0, 1, 1, 2, 2])
+    assert clustering.clustering_error([2, 2, 0, 0, 1, 1], three) == 0.0
+    with pytest.raises(ValueError, match="3 clusters for 2 classes"):
+        clustering.clustering_error([0, 1, 2, 0, 1, 2], y)
+
+
+def test_a_method_is_capped_by_its_predicted_time_and_exact_by_the_kernels_limit():
+    last = {"n": 8000, "method": "direct", "seconds": 20.0}
+    assert timing._cap_reason("direct", last, 16_000).startswith("capped: predicted 80 s")
+    assert timing._cap_reason("direct", {**last, "seconds": 2.0}, 16_000) is None
+    assert timing._cap_reason("amg", {**last, "method": "amg", "seconds": 500.0}, 64_000) is None
+    stopped = timing._cap_reason("cg", {"n": 8000, "method": "cg", "capped": "capped: x"}, 16_000)
+    assert stopped.startswith("not run: the method stopped at n = 8000")
+    assert "refused above 5,000" in timing._cap_reason("exact", None, 8000)
+
+
+def _timing_record(store, protocol, fam, meth, n, seconds, peak=2**30):
+    store.put(
+        "timing",
+        fam,
+        meth,
+        0,
+        f"n={n}",
+        spec=timing._spec(protocol, fam),
+        n=n,
+        seconds=seconds,
+        runs=[seconds],
+        peak_rss_bytes=peak,
+        rss_before_fit_bytes=peak // 2,
+        graph_seconds=1.0,
+        graph_search="kdtree",
+    )
+
+
+def test_the_targets_judge_the_recorded_times(tmp_path):
+    protocol = _protocol(quick=False)
+    store = _store(tmp_path, protocol)
+    _timing_record(store, protocol, "digits", "amg", 8000, 2.0)
+    _timing_record(store, protocol, "digits", "amg", 64_000, 19.0)
+    _timing_record(store, protocol, "moons", "amg", 125_000, 10.0)
+    _timing_record(store, protocol, "moons", "amg", 1_000_000, 120.0, peak=7 * 2**30)
+    lines = timing.render_timing(store, protocol, tmp_path)
+    assert lines[0].startswith("Kernel construction (AMG-CG) at n = 64,000 digits: 19.0 s")
+    assert lines[0].endswith("**PASS**")
+    assert "worst 12.0×" in lines[1] and "digits 8,000 → 64,000: 9.5×" in lines[1]
+    assert lines[1].endswith("**FAIL**")  # moons 125,000 -> 1,000,000: 12×
+    assert "7.00 GiB (budget 6 GiB" in lines[2] and lines[2].endswith("**FAIL**")
+    assert {"timing.md", "timing.json"} <= {p.name for p in tmp_path.iterdir()}
+
+
+@pytest.mark.skipif(SHARED is None, reason="needs the shared datasets folder (usps)")
+def test_quick_timing_runs_records_and_renders(tmp_path, monkeypatch):
+    protocol = _protocol()
+    store = _store(tmp_path, protocol)
+    timing.run_timing(None, protocol, store, _ctx(SHARED))
+    rows = timing._rows(store, protocol)
+    expected = sum(len(f["sizes"]) * len(f["methods"]) for f in timing.families(protocol).values())
+    assert len(rows) == expected
+    for rec in rows:
+        assert "error" not in rec and "capped" not in rec, rec
+        assert rec["seconds"] > 0 and rec["graph_seconds"] > 0 and rec["peak_rss_bytes"] > 0
+        if rec["method"] != "exact":
+            assert rec["epsilon"] < 1e-3  # Theorem 4.2's epsilon the solves reached
+    assert {r["n"] for r in rows if r["dataset"] == "digits"} == {200, 400}
+
+    # a rerun finds everything recorded and fits nothing
+    def refuse(*args, **kwargs):
+        raise AssertionError("a recorded fit was redone")
+
+    monkeypatch.setattr(timing, "build", refuse)
+    timing.run_timing(None, protocol, store, _ctx(SHARED))
+    lines = timing.render_timing(store, protocol, tmp_path)
+    assert len(lines) == 3 and "not run" in lines[0]
+    text = (tmp_path / "timing.md").read_text()
+    assert "QUICK MODE" in text and "| 400 | exact |" in text
+
+
+def test_quick_clustering_runs_records_and_renders(tmp_path):
+    protocol = _protocol()
+    store = _store(tmp_path, protocol)
+    clustering.run_clustering(None, protocol, store, _ctx())
+    table = clustering._table(store, protocol)
+    assert set(table) == {"euclidean", "full", "efficient"}
+    errors = [e for settings in table.values() for v in settings.values() for e in v]
+    assert len(errors) == 1 + 2 * 2 and all(0 <= e <= 50 for e in errors)
+    lines = clustering.render_clustering(store, protocol, tmp_path)
+    assert len(lines) == 1 and "efficient kernel (n̂ = 20, p = 2)" in lines[0]
+    assert lines[0].endswith(("**PASS**", "**FAIL**"))
+    assert (tmp_path / "clustering.md").exists() and (tmp_path / "clustering.png").exists()
