@@ -13,6 +13,7 @@ from oracles import data_dependent_kernel, landmark_regularizer, rbf_gram
 from semiscale.graph import DisconnectedGraphWarning, KNNGraph
 from semiscale.kernels import RBF, DataDependentKernel, Linear
 from semiscale.kernels._data_dependent_fit import LandmarkWarning
+from semiscale.kernels.data_dependent import BASE_WIDTH_FACTOR, paper_graph
 from semiscale.linalg import kernel_matmul
 
 GAMMA = 0.5
@@ -52,27 +53,28 @@ def oracle(fitted, L, A, B):
     )
 
 
-def paper_laplacian(X):
-    return (
-        KNNGraph(n_neighbors=5, weights="binary", symmetrize="union", normalized=True)
-        .fit(X)
-        .laplacian_
-    )
+def default_laplacian(X, normalized=False):
+    """The Laplacian of graph=None (normalized=True: paper_graph()'s)."""
+    graph = KNNGraph(n_neighbors=5, weights="binary", symmetrize="union", normalized=normalized)
+    return graph.fit(X).laplacian_
 
 
 @pytest.mark.parametrize("solver", ["direct", "amg"])
 @pytest.mark.parametrize("power", [1, 2])
-def test_every_point_a_landmark_is_the_exact_kernel(solver, power):
+@pytest.mark.parametrize("normalized", [False, True])
+def test_every_point_a_landmark_is_the_exact_kernel(solver, power, normalized):
     """Theorem 3.2: with n̂ = n, eq. (6) with Q̂ = ((Q⁻¹)_ss)⁺ is eq. (4)."""
     X, _, y_ssl = moons(80)
     T = np.random.default_rng(1).normal(size=(15, 2))
-    fitted = kernel(n_landmarks=80, solver=solver, tol=1e-12, power=power).fit(X, y_ssl)
-    exact = kernel(construction="exact", power=power).fit(X, y_ssl)
+    graph = paper_graph() if normalized else None
+    fitted = kernel(n_landmarks=80, solver=solver, tol=1e-12, power=power, graph=graph)
+    fitted = fitted.fit(X, y_ssl)
+    exact = kernel(construction="exact", power=power, graph=graph).fit(X, y_ssl)
     assert fitted.landmarks_.size == 80
     for A, B in ((X, X), (T, X), (T, T)):
         np.testing.assert_allclose(fitted(A, B), exact(A, B), atol=1e-9)
     # eq. (4) written out: M = (I + ηQK)⁻¹Q with Q = (L + ridge·I)^p
-    L = paper_laplacian(X).toarray()
+    L = default_laplacian(X, normalized).toarray()
     Q = np.linalg.matrix_power(L + 0.1 * np.eye(80), power)
     K = rbf_gram(X, X, GAMMA)
     M = np.linalg.solve(np.eye(80) + 5.0 * Q @ K, Q)
@@ -90,10 +92,10 @@ def test_landmark_kernel_equals_the_literal_formula(construction):
     )
     P = fitted.landmark_points_
     if construction == "landmarks":
-        L = paper_laplacian(X)
+        L = default_laplacian(X)
         np.testing.assert_allclose(fitted(T, X), oracle(fitted, L, T, X), atol=1e-9)
     else:  # the graph on the landmarks alone: Q̂ = (L_b + ridge·I)^p
-        L_b = paper_laplacian(P).toarray()
+        L_b = default_laplacian(P).toarray()
         Q_hat = np.linalg.matrix_power(L_b + 0.1 * np.eye(30), 2)
         expected = data_dependent_kernel(
             rbf_gram(T, X, GAMMA),
@@ -116,6 +118,22 @@ def test_landmark_kernel_equals_the_literal_formula(construction):
     np.testing.assert_allclose(fitted(T, X), expected, atol=1e-9)
 
 
+def test_defaults():
+    """graph=None is the 5-NN 0-1 graph with D - W; the base RBF is 4x the median heuristic."""
+    X, _, y_ssl = moons(100)
+    fitted = DataDependentKernel(n_landmarks=20, random_state=0).fit(X, y_ssl)
+    median = RBF(gamma="median").fit(X, random_state=0).gamma
+    assert fitted.base_kernel_.gamma == pytest.approx(BASE_WIDTH_FACTOR * median)
+    explicit = DataDependentKernel(
+        RBF(gamma=BASE_WIDTH_FACTOR * median),
+        KNNGraph(n_neighbors=5, weights="binary", symmetrize="union"),
+        n_landmarks=20,
+        random_state=0,
+    ).fit(X, y_ssl)
+    np.testing.assert_allclose(fitted(X), explicit(X), atol=1e-12)
+    assert fitted.get_params()["eta"] == 100.0 and fitted.power == 2 and fitted.ridge == 1e-3
+
+
 def test_landmarks_are_labeled_first():
     X, _, y_ssl = moons(150, labels=4)
     fitted = kernel(n_landmarks=20).fit(X, y_ssl)
@@ -135,7 +153,7 @@ def test_A_within_theorem_4_2_bound():
     X, _, y_ssl = moons(300)
     fitted = kernel(n_landmarks=25, power=2, solver="amg", tol=1e-5).fit(X, y_ssl)
     s = fitted.landmarks_
-    L = paper_laplacian(X).toarray()
+    L = default_laplacian(X).toarray()
     Q_inv = np.linalg.inv(np.linalg.matrix_power(L + 0.1 * np.eye(300), 2))[np.ix_(s, s)]
     eps = fitted.epsilon_
     assert eps.shape == (25,) and np.all(eps > 0) and np.all(eps < 1)
@@ -270,7 +288,7 @@ def test_disconnected_graph_warns_for_a_component_without_landmarks():
     with pytest.warns(DisconnectedGraphWarning, match="20 of 80 training points"):
         from semiscale.kernels import _data_dependent_fit
 
-        _data_dependent_fit.warn_unlandmarked(paper_laplacian(Xd), np.arange(10))
+        _data_dependent_fit.warn_unlandmarked(default_laplacian(Xd), np.arange(10))
     with warnings.catch_warnings():
         warnings.simplefilter("error", DisconnectedGraphWarning)
         fitted = fitted_kernel.set_params(n_landmarks=80).fit(Xd, y_ssl)  # every component
@@ -286,7 +304,7 @@ def test_ridge_must_be_positive():
     from semiscale.kernels._data_dependent_fit import regularizer_base
 
     with pytest.raises(ValueError, match="ridge must be > 0.*singular"):
-        regularizer_base(paper_laplacian(X), 0.0)
+        regularizer_base(default_laplacian(X), 0.0)
 
 
 def test_more_landmarks_than_points():
@@ -341,9 +359,9 @@ def test_other_errors():
     with pytest.raises(ValueError, match="y must have shape"):
         kernel().fit(X, y_ssl[:-1])
     with pytest.raises(ValueError, match="pass a graph object"):
-        kernel(graph="estimator", construction="budget").fit(X, laplacian=paper_laplacian(X))
+        kernel(graph="estimator", construction="budget").fit(X, laplacian=default_laplacian(X))
     with pytest.raises(ValueError, match="laplacian has shape"):
-        kernel(graph="estimator").fit(X, laplacian=paper_laplacian(X[:10]))
+        kernel(graph="estimator").fit(X, laplacian=default_laplacian(X[:10]))
 
 
 def test_clone_keeps_the_fit_for_scikit_learn_tools():
