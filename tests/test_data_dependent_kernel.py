@@ -377,3 +377,17 @@ def test_clone_keeps_the_fit_for_scikit_learn_tools():
     lab = y_ssl != -1
     scores = cross_val_score(SVC(kernel=fitted, C=10.0), X[lab], y[lab], cv=2)
     assert scores.shape == (2,) and np.all(scores > 0.5)
+
+
+def test_landmark_columns_in_batches(monkeypatch):
+    """Columns solved in several batches (large graphs) give the kernel of one batch."""
+    from semiscale.kernels import _data_dependent_fit
+
+    X, _, y_ssl = moons(120)
+    one = kernel(n_landmarks=40, solver="amg", tol=1e-12).fit(X, y_ssl)
+    monkeypatch.setattr(_data_dependent_fit, "RHS_BYTES", 0)  # batches of LANDMARK_BATCH_MIN
+    batched = kernel(n_landmarks=40, solver="amg", tol=1e-12).fit(X, y_ssl)
+    assert _data_dependent_fit.LANDMARK_BATCH_MIN < 40
+    np.testing.assert_allclose(batched.A_, one.A_, rtol=1e-9)
+    assert batched.epsilon_.shape == batched.residual_.shape == (40,)
+    assert np.all(batched.residual_ <= 1e-12) and batched.converged_

@@ -122,6 +122,13 @@ def warn_unlandmarked(L, landmarks) -> int:
     return count
 
 
+#: Bytes of the unit right-hand sides ``E_s`` given to the solver at once: columns go in batches
+#: of ``max(LANDMARK_BATCH_MIN, RHS_BYTES // (8 n))`` (all 250 in one batch up to 134,217
+#: points), so that ``E_s`` does not double the ``n × n̂`` memory of ``Z`` on large graphs.
+RHS_BYTES = 256 * 2**20
+LANDMARK_BATCH_MIN = 16
+
+
 def landmark_solves(
     R, landmarks, power, ridge, *, solver, tol, near_nullspace, memory_budget, verbose
 ):
@@ -129,12 +136,12 @@ def landmark_solves(
 
     ``ridge`` is a lower bound of ``λ_min(R)`` (``L`` is positive semi-definite), which gives the
     a-posteriori ``ε`` of Theorem 4.2 for every column (:class:`semiscale.solvers.sdd.SDDSolver`).
+    Returns ``(Z, diagnostics, setup_seconds)``; the diagnostics hold ``iterations`` (the most
+    over the batches), ``residual``, ``epsilon``, ``converged`` and ``time`` (summed).
     """
     from semiscale.solvers.sdd import SDDSolver
 
-    n = R.shape[0]
-    E = np.zeros((n, landmarks.size))
-    E[landmarks, np.arange(landmarks.size)] = 1.0
+    n, n_hat = R.shape[0], landmarks.size
     sdd = SDDSolver(
         R,
         method=solver,
@@ -143,27 +150,57 @@ def landmark_solves(
         memory_budget=memory_budget,
         verbose=verbose,
     )
-    solution = sdd.solve(E, power=int(power), eigenvalue_floor=float(ridge))
-    return np.asarray(solution.solution), solution, sdd.setup_time
-
-
-def apply_power(R, Z, power):
-    """``R^p Z`` by ``p`` sparse products (``R^p`` itself is never formed)."""
-    from semiscale.linalg.ops import get_ops
-
-    ops = get_ops()
-    out = Z
-    for _ in range(int(power)):
-        out = ops.sparse_matmul(R, out)
-    return np.asarray(out)
+    batch = max(LANDMARK_BATCH_MIN, RHS_BYTES // (8 * n))
+    Z = np.empty((n, n_hat))
+    iterations = np.zeros(int(power), dtype=int)
+    residual, epsilon = np.empty(n_hat), np.empty(n_hat)
+    converged, seconds = True, 0.0
+    for start in range(0, n_hat, batch):
+        cols = np.arange(start, min(start + batch, n_hat))
+        E = np.zeros((n, cols.size))
+        E[landmarks[cols], np.arange(cols.size)] = 1.0
+        solution = sdd.solve(E, power=int(power), eigenvalue_floor=float(ridge))
+        del E
+        Z[:, cols] = solution.solution
+        iterations = np.maximum(iterations, solution.iterations)
+        residual[cols], epsilon[cols] = solution.residual, solution.epsilon
+        converged &= bool(solution.converged)
+        seconds += solution.time
+    if not converged:
+        warnings.warn(
+            f"the landmark solves stopped above tol={tol} (largest relative residual "
+            f"{residual.max():.3g}): A = ZᵀQZ is less accurate than asked (see epsilon_); "
+            "raise ridge, or use solver='direct' on small graphs",
+            UserWarning,
+            stacklevel=4,
+        )
+    diagnostics = {
+        "iterations": iterations,
+        "residual": residual,
+        "epsilon": epsilon,
+        "converged": converged,
+        "time": seconds,
+    }
+    return Z, diagnostics, sdd.setup_time
 
 
 def landmark_gram(R, Z, power):
-    """``A = ZᵀQZ`` with ``Q = R^p``, made exactly symmetric (Theorem 4.2's estimator of Q̂⁺)."""
+    r"""``A = ZᵀQZ`` with ``Q = R^p`` (Theorem 4.2's estimator of Q̂⁺), symmetric by construction.
+
+    ``R`` is symmetric, so ``ZᵀR^pZ = WᵀW`` with ``W = R^{p/2}Z`` for even ``p`` and
+    ``Wᵀ(RW)`` with ``W = R^{(p−1)/2}Z`` for odd ``p``: ``⌈p/2⌉`` sparse products and one
+    ``n × n̂`` temporary besides ``Z`` (``R^p`` is never formed).
+    """
     from semiscale.linalg.ops import get_ops
 
     ops = get_ops()
-    A = ops.matmul(Z.T, apply_power(R, Z, power))
+    W = Z
+    for _ in range(int(power) // 2):
+        W = np.asarray(ops.sparse_matmul(R, W))
+    if int(power) % 2:
+        A = ops.matmul(W.T, np.asarray(ops.sparse_matmul(R, W)))
+    else:
+        A = ops.matmul(W.T, W)
     return np.ascontiguousarray((A + A.T) / 2.0)
 
 

@@ -464,11 +464,11 @@ class DataDependentKernel(Kernel):
             memory_budget=self.memory_budget,
             verbose=max(int(self.verbose) - 1, 0),
         )
-        timings["setup"], timings["solve"] = setup, solution.time
-        self.iterations_ = np.asarray(solution.iterations)
-        self.residual_ = np.asarray(solution.residual)
-        self.epsilon_ = None if solution.epsilon is None else np.asarray(solution.epsilon)
-        self.converged_ = bool(solution.converged)
+        timings["setup"], timings["solve"] = setup, solution["time"]
+        self.iterations_ = solution["iterations"]
+        self.residual_ = solution["residual"]
+        self.epsilon_ = solution["epsilon"]
+        self.converged_ = solution["converged"]
         tic = time.perf_counter()
         self.A_ = _fit.landmark_gram(R, Z, self.power)  # Z (n × n̂) is dropped here
         timings["gram"] = time.perf_counter() - tic
