@@ -144,7 +144,7 @@ def test_a_kernel_name_is_the_estimators_default_kernel_of_that_class(cls):
     if "graph" not in inspect.signature(cls).parameters:
         del small["graph"]  # DataDependentSVC: the graph belongs to its kernel
     default = cls(**small)
-    # None: DataDependentSVC's DataDependentKernel(), whose base kernel is RBF(gamma="median")
+    # None: DataDependentSVC's DataDependentKernel(); its "rbf" is RBF(gamma="median")
     rbf = default.kernel if default.kernel is not None else RBF(gamma="median")
     by_name = cls(kernel="rbf", **small).fit(X, y)
     by_object = cls(kernel=clone(rbf), **small).fit(X, y)

@@ -95,9 +95,10 @@ class DataDependentSVC(SSLClassifierMixin, BaseEstimator):
     kernel : Kernel, {"rbf", "laplacian", "linear", "poly"} or None, default=None
         The kernel, fitted on all training points by ``kernel.fit(X, y, laplacian=...,
         random_state=...)``; None: ``DataDependentKernel()`` (paper 002's kernel at its
-        defaults).  A name is a fixed kernel: ``"rbf"`` is ``RBF(gamma="median")``, the base
-        kernel of the default ``DataDependentKernel`` (so ``kernel="rbf"`` is the paper's RBF
-        SVM baseline beside it); the others have their class defaults.  A kernel with an
+        defaults).  A name is a fixed kernel: ``"rbf"`` is ``RBF(gamma="median")`` (the median
+        heuristic's width, as the regressors' default; the default ``DataDependentKernel``'s
+        base is 4 times narrower in γ), so ``kernel="rbf"`` is the paper's plain RBF SVM on the
+        labeled points; the others have their class defaults.  A kernel with an
         ``unlabeled`` parameter reads ``y`` with this estimator's marker.
     C : float, default=1.0
         Weight of the labeled points' hinge losses against ``‖f‖²`` (``SVC``'s ``C``); > 0.
