@@ -104,6 +104,11 @@ MAX_REFINEMENTS = 3
 #: Work vectors of ``n`` floats that one column costs during a CG solve: the right-hand side,
 #: solution, residual, direction, preconditioned residual, ``R·p`` and the V-cycle's temporaries.
 COLUMN_WORK_VECTORS = 10
+#: Columns CG iterates together at most: narrower blocks stay nearer the caches.  Two moons,
+#: paper 002's graph, one AMG hierarchy (python /tmp/w/HS/batch.py, a loaded 2-core machine):
+#: 8,000 points × 250 columns 7.7–9.0 s in batches of 16–32 against 12.0–23.6 s in one block;
+#: 64,000 points × 64 columns 22.5–24.4 s in batches of 8–16 against 29.8–36.4 s.
+COLUMN_BATCH = 16
 
 
 def jacobi(A):
@@ -201,7 +206,8 @@ class SDDSolver:
         Laplacian ``I − D^{-1/2} W D^{-1/2}`` pass ``sqrt(degree)``.
     memory_budget : int, str or None
         Bounds the CG work arrays (``COLUMN_WORK_VECTORS · n`` floats a column): columns are solved
-        in batches that fit.  None: a quarter of the memory available.
+        in batches that fit (and of at most ``COLUMN_BATCH`` columns, which is faster).  None: a
+        quarter of the memory available.
     verbose : int, default=0
         CG's progress counter (:func:`semiscale.solvers.cg`).
     cycle : {"blocked", "pyamg"}, default="blocked"
@@ -291,7 +297,7 @@ class SDDSolver:
                 f"({COLUMN_WORK_VECTORS} vectors of {n} floats) but memory_budget is "
                 f"{format_bytes(self.memory_budget)}; raise memory_budget"
             )
-        return min(r, int(columns))
+        return min(r, int(columns), COLUMN_BATCH)
 
     def solve_once(self, B, *, tol=None, desc="CG") -> SolveResult:
         """One pass of ``R X = B`` (no power, no refinement), columns in memory-bounded batches.
