@@ -80,6 +80,11 @@ CATALOG = {
         "semiscale_bench.paper001",
         "paper 001 (SLapCVM): Figure 1 (two moons to 10⁶ points), Figure 2 (USPS, extended USPS)",
     ),
+    "paper002": (
+        "semiscale_bench.paper002",
+        "paper 002 (data-dependent kernels): Figures 2-3 learning curves (letter, usps, "
+        "MNIST-test pairs, odd vs even on extended USPS)",
+    ),
     "paper004": (
         "semiscale_bench.paper004",
         "paper 004 (approximate CV, t-BIF): Tables 1-2, t-BIF against exact t-CV, t = 5, 10, 20",
