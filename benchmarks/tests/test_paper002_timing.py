@@ -57,7 +57,7 @@ def test_a_method_is_capped_by_its_predicted_time_and_exact_by_the_kernels_limit
 
 
 def _timing_record(store, protocol, fam, meth, n, seconds, peak=2**30):
-    store.put(
+    timing.experiment_store(store, protocol, "timing").put(
         "timing",
         fam,
         meth,
@@ -95,7 +95,9 @@ def test_quick_timing_runs_records_and_renders(tmp_path, monkeypatch):
     protocol = _protocol()
     store = _store(tmp_path, protocol)
     timing.run_timing(None, protocol, store, _ctx(SHARED))
-    rows = timing._rows(store, protocol)
+    own = timing.experiment_store(store, protocol, "timing")
+    assert own.path == tmp_path / "timing" / "records.jsonl" and own.runs()
+    rows = timing._rows(own, protocol)
     expected = sum(len(f["sizes"]) * len(f["methods"]) for f in timing.families(protocol).values())
     assert len(rows) == expected
     for rec in rows:
@@ -105,12 +107,18 @@ def test_quick_timing_runs_records_and_renders(tmp_path, monkeypatch):
             assert rec["epsilon"] < 1e-3  # Theorem 4.2's epsilon the solves reached
     assert {r["n"] for r in rows if r["dataset"] == "digits"} == {200, 400}
 
-    # a rerun finds everything recorded and fits nothing
+    # a rerun finds everything recorded and fits nothing, also under a protocol whose other
+    # knobs (the learning curves') changed: the experiment keeps its own records
     def refuse(*args, **kwargs):
         raise AssertionError("a recorded fit was redone")
 
     monkeypatch.setattr(timing, "build", refuse)
-    timing.run_timing(None, protocol, store, _ctx(SHARED))
+    other = Protocol(
+        paper="paper002", datasets=protocol.datasets, methods=(), quick=True, repeats=2
+    )
+    assert other.digest() != protocol.digest()
+    store = _store(tmp_path, other)
+    timing.run_timing(None, other, store, _ctx(SHARED))
     lines = timing.render_timing(store, protocol, tmp_path)
     assert len(lines) == 3 and "not run" in lines[0]
     text = (tmp_path / "timing.md").read_text()
@@ -121,7 +129,7 @@ def test_quick_clustering_runs_records_and_renders(tmp_path):
     protocol = _protocol()
     store = _store(tmp_path, protocol)
     clustering.run_clustering(None, protocol, store, _ctx())
-    table = clustering._table(store, protocol)
+    table = clustering._table(timing.experiment_store(store, protocol, "clustering"), protocol)
     assert set(table) == {"euclidean", "full", "efficient"}
     errors = [e for settings in table.values() for v in settings.values() for e in v]
     assert len(errors) == 1 + 2 * 2 and all(0 <= e <= 50 for e in errors)

@@ -142,6 +142,41 @@ def _setting(n: int) -> str:
     return f"n={n}"
 
 
+class _Records:
+    """What :func:`~semiscale_bench.harness.report.header` reads of a protocol."""
+
+    def __init__(self, quick: bool, name: str):
+        self.quick, self.name = quick, name
+
+    def digest(self) -> str:
+        return self.name
+
+
+def experiment_store(store, protocol, name: str, *, start: bool = False):
+    """The experiment's own records: ``<store's folder>/<name>/records.jsonl``.
+
+    Its settings are this module's constants, not the protocol's knobs (the learning curves'),
+    so its records are kept apart, under a fixed digest ``name``, and every record carries its
+    settings (``spec``), compared on a rerun: a change of the protocol's knobs keeps them, a
+    change of these constants redoes them.  ``start``: open a run (the command, machine and
+    code of the run that ``store`` is recording).
+    """
+    from semiscale_bench.harness.records import RecordStore
+
+    sub = RecordStore(Path(store.folder) / name, store.paper, name, force=store.force)
+    if start:
+        info = {}
+        for row in RecordStore._read(Path(store.folder) / "runs.jsonl"):
+            if row.get("run") == store.run_id and not row.get("end"):
+                info = {k: row[k] for k in ("command", "machine", "code") if k in row}
+        if "machine" not in info:
+            from semiscale_bench.harness.machine import machine_info
+
+            info["machine"] = machine_info()
+        sub.start_run(**info)
+    return sub
+
+
 def _current(store, protocol, family, method, n):
     """The record of (family, method, n) if it was made with the current settings, else None."""
     rec = store.get("timing", family, method, 0, _setting(n))
@@ -313,6 +348,7 @@ def _cap_reason(method: str, last: dict | None, n: int) -> str | None:
 def run_timing(bench, protocol, store, ctx) -> None:
     """Every (family, n, method) without a current record, recorded (see the module doc)."""
     fams = families(protocol)
+    parent, store = store, experiment_store(store, protocol, "timing")
     todo = [
         (fam, n, meth)
         for fam, spec in fams.items()
@@ -322,6 +358,8 @@ def run_timing(bench, protocol, store, ctx) -> None:
     ]
     if not todo:
         return
+    start = time.perf_counter()
+    store = experiment_store(parent, protocol, "timing", start=True)
     with ctx.fits(total=len(todo)) as bar, tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for fam, spec in fams.items():
@@ -338,6 +376,7 @@ def run_timing(bench, protocol, store, ctx) -> None:
                     _run_size(store, protocol, ctx, bar, folder, fam, spec, n, methods, digits)
                     bar.update(len(methods))
             del digits
+    store.end_run(wall_seconds=time.perf_counter() - start)
 
 
 def _run_size(store, protocol, ctx, bar, folder, fam, spec, n, methods, digits) -> None:
@@ -526,12 +565,17 @@ def render_timing(store, protocol, out_dir) -> list[str]:
     from semiscale_bench.harness.records import jsonable
     from semiscale_bench.harness.report import header, md_table, write_text
 
+    store = experiment_store(store, protocol, "timing")
     rows = _rows(store, protocol)
     if not rows:
         return []
     out_dir = Path(out_dir)
     settings = kernel_settings(protocol)
-    lines = header("paper 002, Figure 5: time to build the kernel", protocol, store.runs())
+    lines = header(
+        "paper 002, Figure 5: time to build the kernel",
+        _Records(protocol.quick, "timing"),
+        store.runs(),
+    )
     lines += [
         "What is timed: `DataDependentKernel(...).fit(X, laplacian=L)` with the graph's "
         "Laplacian given (the graph excluded, timed on its own): Z (n̂ SDD solves), A = ZᵀQZ, "
