@@ -278,22 +278,22 @@ def test_semiscale_estimator_protocol():
 
 # --------------------------------------------------------------------------- edge cases
 def test_disconnected_graph_warns_for_a_component_without_landmarks():
+    """A component without a landmark is invisible to the intrinsic term: fit warns, naming it."""
     X, _, _ = moons(60)
-    far = X[:20] + 100.0
-    Xd = np.vstack([X, far])
+    Xd = np.vstack([X, X[:20] + 100.0])  # a far copy of 20 points: its own component
     y_ssl = np.full(80, -1)
-    y_ssl[:2] = [0, 1]
-    fitted_kernel = kernel(n_landmarks=10, landmark_selection="random")
-    # landmarks among the first 60 points only: the far cluster holds none
-    with pytest.warns(DisconnectedGraphWarning, match="20 of 80 training points"):
-        from semiscale.kernels import _data_dependent_fit
-
-        _data_dependent_fit.warn_unlandmarked(default_laplacian(Xd), np.arange(10))
+    y_ssl[:6] = [0, 1, 0, 1, 0, 1]
+    # labeled landmarks only, all in the first component
+    with pytest.warns(DisconnectedGraphWarning, match="20 of 80 training points.*1 connected"):
+        fitted = kernel(n_landmarks=6).fit(Xd, y_ssl)
+    np.testing.assert_array_equal(fitted.landmarks_, np.arange(6))
+    # far from every landmark k̂ vanishes: the graph adds nothing there, K̃ is the base kernel
+    far = Xd[60:]
+    np.testing.assert_allclose(fitted(far), rbf_gram(far, far, GAMMA), atol=1e-12)
+    assert np.linalg.eigvalsh(fitted(Xd)).min() > -1e-10
     with warnings.catch_warnings():
         warnings.simplefilter("error", DisconnectedGraphWarning)
-        fitted = fitted_kernel.set_params(n_landmarks=80).fit(Xd, y_ssl)  # every component
-    K = fitted(Xd)
-    assert np.linalg.eigvalsh(K).min() > -1e-10
+        kernel(n_landmarks=80).fit(Xd, y_ssl)  # every component holds landmarks: silent
 
 
 def test_ridge_must_be_positive():
