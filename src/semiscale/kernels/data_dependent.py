@@ -15,9 +15,7 @@ is in :mod:`semiscale.kernels._data_dependent_fit`.
 
 from __future__ import annotations
 
-import math
 import time
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone
@@ -28,6 +26,13 @@ from semiscale._progress import log
 from semiscale._random import check_random_state
 from semiscale.kernels import _data_dependent_fit as _fit
 from semiscale.kernels._base import Kernel
+from semiscale.kernels._data_dependent_fit import (
+    _choice,
+    _positive_int,
+    _positive_real,
+    default_graph,
+    paper_graph,
+)
 from semiscale.kernels.fixed import RBF
 
 __all__ = [
@@ -63,49 +68,6 @@ _CARRIED = (
     "n_features_in_",
     "n_samples_fit_",
 )
-
-
-def paper_graph():
-    """The graph of paper 002's experiments (§5.1): 5-NN, 0–1 weights, normalized Laplacian.
-
-    ``KNNGraph(n_neighbors=5, weights="binary", symmetrize="union", normalized=True)``: an edge
-    where either end point lists the other among its 5 nearest neighbours.  Pass it as
-    ``graph=paper_graph()`` to reproduce the paper; the default (:func:`default_graph`) differs
-    in the Laplacian only.
-    """
-    from semiscale.graph import KNNGraph  # graphs sit above the kernels
-
-    return KNNGraph(n_neighbors=5, weights="binary", symmetrize="union", normalized=True)
-
-
-def default_graph():
-    """``graph=None``'s graph: :func:`paper_graph` with the unnormalized Laplacian ``D − W``.
-
-    Why not the paper's normalized Laplacian: with it ``Q⁻¹``'s largest eigenvector is
-    ``D^{1/2}1``, nearly free of penalty (eigenvalue ``ridge^{-p}``), so a classifier on a few
-    labels can separate them by the points' degrees, which an SVM's bias (a constant) does not
-    absorb; ``D − W``'s is the constant.  Measured on letter D vs O and usps 3 vs 8 (2 and 10
-    labels a class, SVM, C = 1000): mean transductive error 12.28 % against 14.40 % at each
-    graph's best setting (``benchmarks/results/data_dependent_defaults/``).
-    """
-    from semiscale.graph import KNNGraph
-
-    return KNNGraph(n_neighbors=5, weights="binary", symmetrize="union")
-
-
-def _positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-
-
-def _positive_real(value, name, hint=""):
-    if isinstance(value, bool) or not isinstance(value, Real) or not (0 < value < math.inf):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}{hint}")
-
-
-def _choice(value, name, options):
-    if not isinstance(value, str) or value not in options:
-        raise ValueError(f"{name} must be one of {options}, got {value!r}")
 
 
 class DataDependentKernel(Kernel):
