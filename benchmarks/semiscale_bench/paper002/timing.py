@@ -138,6 +138,9 @@ def _spec(protocol, family: str) -> dict:
     return {"kernel": kernel_settings(protocol), "graph": dict(GRAPH), "data": data}
 
 
+PAPER = "paper002"
+
+
 def _setting(n: int) -> str:
     return f"n={n}"
 
@@ -163,18 +166,59 @@ def experiment_store(store, protocol, name: str, *, start: bool = False):
     """
     from semiscale_bench.harness.records import RecordStore
 
-    sub = RecordStore(Path(store.folder) / name, store.paper, name, force=store.force)
+    sub = RecordStore(Path(store.folder) / name, PAPER, name, force=store.force)
     if start:
-        info = {}
+        from semiscale_bench.harness.machine import machine_info
+        from semiscale_bench.harness.study import git_output
+
+        info = {"command": getattr(store, "command", None)}
         for row in RecordStore._read(Path(store.folder) / "runs.jsonl"):
             if row.get("run") == store.run_id and not row.get("end"):
                 info = {k: row[k] for k in ("command", "machine", "code") if k in row}
-        if "machine" not in info:
-            from semiscale_bench.harness.machine import machine_info
-
-            info["machine"] = machine_info()
+        info.setdefault("machine", machine_info())
+        info.setdefault("code", git_output("describe", "--always", "--dirty"))
         sub.start_run(**info)
     return sub
+
+
+def main(argv=None) -> None:
+    """``python -m semiscale_bench.paper002.timing --out DIR [--quick] [--only NAME]``.
+
+    Runs the timing and clustering experiments without the learning curves, into the folder
+    ``semiscale-bench paper002 --out DIR`` uses (their records are its records), and renders
+    their reports there.
+    """
+    import argparse
+    import os
+    import types
+
+    from semiscale_bench.harness import RunContext
+    from semiscale_bench.harness.benchmark import _logger
+    from semiscale_bench.paper002 import clustering
+
+    parser = argparse.ArgumentParser(prog="python -m semiscale_bench.paper002.timing")
+    parser.add_argument("--out", required=True, help="the benchmark's output folder")
+    parser.add_argument("--quick", action="store_true", help="the tiny smoke-test variant")
+    parser.add_argument("--only", choices=("timing", "clustering"), help="one experiment")
+    parser.add_argument("--force", action="store_true", help="redo recorded work")
+    parser.add_argument("--render-only", action="store_true")
+    parser.add_argument("--family", choices=tuple(_FULL), help="timing: one family of data")
+    parser.add_argument("--max-n", type=int, help="timing: the sizes up to this one")
+    args = parser.parse_args(argv)
+    protocol = types.SimpleNamespace(quick=args.quick)
+    command = "python -m semiscale_bench.paper002.timing " + " ".join(argv or sys.argv[1:])
+    parent = types.SimpleNamespace(
+        folder=args.out, force=args.force, run_id=None, command=command.strip()
+    )
+    ctx = RunContext([], os.environ.get("SEMISCALE_DATA"), _logger(PAPER, 1), verbose=1)
+    for name, module in (("timing", sys.modules[__name__]), ("clustering", clustering)):
+        if args.only in (None, name):
+            if not args.render_only:
+                ctx.experiment = name
+                extra = {"family": args.family, "max_n": args.max_n} if name == "timing" else {}
+                getattr(module, f"run_{name}")(None, protocol, parent, ctx, **extra)
+            for line in getattr(module, f"render_{name}")(parent, protocol, args.out):
+                print(line)
 
 
 def _current(store, protocol, family, method, n):
@@ -345,9 +389,17 @@ def _cap_reason(method: str, last: dict | None, n: int) -> str | None:
     return None
 
 
-def run_timing(bench, protocol, store, ctx) -> None:
-    """Every (family, n, method) without a current record, recorded (see the module doc)."""
-    fams = families(protocol)
+def run_timing(bench, protocol, store, ctx, *, family=None, max_n=None) -> None:
+    """Every (family, n, method) without a current record, recorded (see the module doc).
+
+    ``family`` and ``max_n`` restrict this call to one family and the sizes up to ``max_n``
+    (a long run in pieces; the records resume).
+    """
+    fams = {
+        fam: {**spec, "sizes": tuple(n for n in spec["sizes"] if max_n is None or n <= max_n)}
+        for fam, spec in families(protocol).items()
+        if family in (None, fam)
+    }
     parent, store = store, experiment_store(store, protocol, "timing")
     todo = [
         (fam, n, meth)
@@ -614,3 +666,7 @@ def render_timing(store, protocol, out_dir) -> list[str]:
     if picture:
         paths.append(picture)
     return summary
+
+
+if __name__ == "__main__":
+    main()
