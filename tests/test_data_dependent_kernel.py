@@ -391,3 +391,17 @@ def test_landmark_columns_in_batches(monkeypatch):
     np.testing.assert_allclose(batched.A_, one.A_, rtol=1e-9)
     assert batched.epsilon_.shape == batched.residual_.shape == (40,)
     assert np.all(batched.residual_ <= 1e-12) and batched.converged_
+
+
+def test_labels_as_the_estimators_mark_them():
+    """String labels with their own marker, and a regressor's 2-D targets with NaN rows."""
+    X, y, y_ssl = moons(100, labels=3)
+    first = set(np.flatnonzero(y_ssl != -1))
+    names = np.where(y_ssl == -1, "?", np.where(y_ssl == 1, "b", "a")).astype(object)
+    fitted = kernel(n_landmarks=20, unlabeled="?").fit(X, names)
+    assert first <= set(fitted.landmarks_)
+    Y = np.where((y_ssl != -1)[:, None], np.c_[y, 2.0 * y], np.nan)
+    Y[np.flatnonzero(y_ssl != -1)[0], 1] = np.nan  # a partly labeled row is labeled
+    assert first <= set(kernel(n_landmarks=20).fit(X, Y).landmarks_)
+    with pytest.raises(ValueError, match="y must have shape"):
+        kernel().fit(X, np.zeros((100, 2, 2)))

@@ -145,8 +145,9 @@ class DataDependentKernel(Kernel):
         Relative residual ``‖e_s − Qz‖ / ‖e_s‖`` each landmark column reaches; ``epsilon_`` is
         the ``ε`` of Theorem 4.2 this guarantees.
     unlabeled : int, float, str or None, default=-1
-        The marker of unlabeled rows in ``y`` (as the classifiers' parameter); NaN and None
-        always count as unlabeled.
+        The marker of unlabeled rows in ``y`` (as the classifiers' parameter; give it the
+        marker of the estimator that fits this kernel); NaN and None always count as unlabeled
+        (the regressors' marker).  A 2-D ``y``'s row is unlabeled when all its entries are.
     memory_budget : int, str or None, default=None
         Bytes for the solves' work arrays (columns solved in batches that fit); evaluation takes
         its own budget in :meth:`blocks`.
@@ -404,8 +405,12 @@ class DataDependentKernel(Kernel):
         from semiscale._validation import unlabeled_rows  # models' rule for unlabeled rows
 
         y = np.asarray(y, dtype=object) if not hasattr(y, "dtype") else np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != n:
-            raise ValueError(f"y must have shape ({n},) to match X, got {y.shape}")
+        if y.ndim not in (1, 2) or y.shape[0] != n:
+            raise ValueError(
+                f"y must have shape ({n},) or ({n}, n_outputs) to match X, got {y.shape}"
+            )
+        if y.ndim == 2:  # multi-output regression: a row is unlabeled when all its targets are
+            return ~np.all([unlabeled_rows(col, self.unlabeled) for col in y.T], axis=0)
         return ~unlabeled_rows(y, self.unlabeled)
 
     def _fit_landmarks(self, L, graph, timings):
