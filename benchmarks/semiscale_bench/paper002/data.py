@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from semiscale_bench.paper002.protocol import EXTENDED
+from semiscale_bench.paper002.protocol import EXTENDED, MNIST_TEST
 
 __all__ = ["Task", "binary_task", "class_orders", "labeled_rows", "load_task"]
 
@@ -61,10 +61,13 @@ def binary_task(X, y, positive, negative):
 
 
 def _pooled(source: str, data_home):
-    """A registered dataset's train and test files stacked (MNIST: its test file only)."""
+    """A registered dataset's train and test files stacked (:data:`MNIST_TEST`: MNIST's test
+    file only)."""
     from semiscale.datasets import load_dataset
 
-    splits = ("test",) if source == "mnist" else ("train", "test")
+    splits = ("train", "test")
+    if source == MNIST_TEST:
+        source, splits = "mnist", ("test",)
     parts = [
         load_dataset(source, s, data_home=data_home, download=False, dense=True) for s in splits
     ]
