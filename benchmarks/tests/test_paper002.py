@@ -170,3 +170,14 @@ def test_quick_run_records_and_reports(tmp_path, monkeypatch):
     run_benchmark(BENCHMARK, quick=True, out=tmp_path, verbose=0, skip=skip)  # nothing refitted
     again = (tmp_path / "records.jsonl").read_text().splitlines()
     assert len(again) == len(records)
+
+
+@needs_data
+def test_the_data_check_finds_every_tasks_files():
+    # MNIST's training images are not shared: a task on its test file must not name the
+    # registered set 'mnist', whose train split the harness's check looks for (it refused).
+    from semiscale_bench.harness.data import missing_sources
+
+    sources = [d.source for d in PROTOCOL.datasets]
+    assert missing_sources(sources, SHARED) == []
+    assert missing_sources(["mnist"], SHARED) == ["mnist"]  # what the tasks named before
