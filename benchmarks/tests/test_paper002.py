@@ -134,6 +134,8 @@ def test_targets_from_synthetic_records(tmp_path):
     _put(store, "letter D vs O", FULL, {2: [10.0, 11.0], 5: [5.0, 5.0]})
     _put(store, "letter D vs O", BUDGET, {2: [20.0, 20.0], 5: [9.0, 9.0]})
     _put(store, "letter D vs O", RBF_SVM, {2: [30.0, 30.0], 5: [5.0, 5.0]})
+    solves = {"p=1": {"fit_seconds": 1.0, "warnings": ["LandmarkWarning: no label"]}}
+    store.put(EXPERIMENT, "letter D vs O", BUDGET, 0, setting(2), test_error=20.0, solves=solves)
     paths = render(BENCHMARK, protocol, store, tmp_path)
     assert [Path(p).name for p in paths] == ["curves.md", "curves.png", "summary.md"]
     summary = Path(paths[-1]).read_text()
@@ -142,6 +144,7 @@ def test_targets_from_synthetic_records(tmp_path):
     assert "(mean paired difference d̄ ≤ 2 standard errors, every label count): **PASS**" in summary
     curves = Path(paths[0]).read_text()
     assert "| 2 | 11.0 ± 1.4 (2) | 10.5 ± 0.7 (2) | 20.0 ± 0.0 (2) | 30.0 ± 0.0 (2) |" in curves
+    assert f"- {BUDGET}: LandmarkWarning: no label (1)" in curves
 
 
 @needs_data

@@ -79,7 +79,8 @@ def kernel_blocks(bench, protocol, method, task, laplacian, sigma0, trial_rows, 
         Each trial's kernel seconds: its fits (one per p) and block evaluations; the full
         kernel's, shared by every trial, are split evenly between them.
     facts : list of dict
-        Each trial's solve diagnostics per p, where the kernel reports them.
+        Each trial's solve diagnostics per p where the kernel reports them, and the warnings
+        its fit raised.
     """
     from semiscale.kernels import RBF
 
@@ -107,9 +108,10 @@ def kernel_blocks(bench, protocol, method, task, laplacian, sigma0, trial_rows, 
         y = np.full(task.X_train.shape[0], -1)
         y[rows] = task.y_train[rows]
         extra = {"laplacian": laplacian} if method in GRAPH_METHODS else {}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # e.g. a landmark-free graph piece: the records say
-            return kernel.fit(task.X_train, y, **extra)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # recorded with the fit, reported in curves.md
+            fitted_kernel = kernel.fit(task.X_train, y, **extra)
+        return fitted_kernel, sorted({f"{w.category.__name__}: {w.message}" for w in caught})
 
     powers = sorted({point["power"] for point in grid})
     blocks = [[None] * len(grid) for _ in trial_rows]
@@ -120,9 +122,9 @@ def kernel_blocks(bench, protocol, method, task, laplacian, sigma0, trial_rows, 
     for power in powers:
         for t in range(1 if shared else len(trial_rows)):
             tic = time.perf_counter()
-            base = fitted(power, seeds[t], trial_rows[t])
+            base, caught = fitted(power, seeds[t], trial_rows[t])
             fit_seconds = time.perf_counter() - tic
-            facts[t][f"p={power}"] = _solve_facts(base, fit_seconds)
+            facts[t][f"p={power}"] = {**_solve_facts(base, fit_seconds), "warnings": caught}
             for j, point in enumerate(grid):
                 if point["power"] != power:
                     continue

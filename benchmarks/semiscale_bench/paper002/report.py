@@ -211,7 +211,24 @@ def _task_section(protocol, store, name) -> list[str]:
     lines += md_table(["labels per class"] + methods, rows) + [""]
     lines += ["Chosen by CV (counts over trials and label counts):", ""]
     lines += [f"- {m}: {_choices(protocol, store, name, m)}" for m in methods] + [""]
+    warned = _warnings(store, name, methods)
+    if warned:
+        lines += ["Warnings of the kernel fits (fits that raised each):", ""]
+        lines += [f"- {text} ({n})" for text, n in warned.items()] + [""]
     return lines
+
+
+def _warnings(store, name, methods) -> dict:
+    """Warning text -> number of kernel fits (trial, p) that raised it, over ``methods``."""
+    counts: Counter = Counter()
+    for method in methods:
+        seen = {}
+        for r in store.select(EXPERIMENT, name, method):
+            for p, facts in (r.get("solves") or {}).items():
+                seen[(r["repeat"], p)] = facts.get("warnings", [])
+        for texts in seen.values():
+            counts.update(f"{method}: {t}" for t in texts)
+    return dict(counts)
 
 
 def plot(protocol, store, names, path):
