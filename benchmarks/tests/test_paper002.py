@@ -41,9 +41,10 @@ def test_registered_with_caps_and_reasons():
     assert PROTOCOL.plan(FULL, "letter D vs O", small)[0] == list(range(6))
     assert PROTOCOL.plan(EFFICIENT_500, "letter D vs O", small)[0] == []
     assert PROTOCOL.repeats_for("odd vs even")[0] == 2
-    assert len(PROTOCOL.grid(EFFICIENT, "letter D vs O")) == 2 * 4 * 3
-    assert len(PROTOCOL.grid(EFFICIENT, "odd vs even")) == len(PROTOCOL.large_powers) * 4 * 3
-    assert PROTOCOL.grid(RBF_SVM, "usps 3 vs 8") == [{"sigma_scale": s} for s in (0.5, 1.0, 2.0)]
+    assert len(PROTOCOL.grid(EFFICIENT, "letter D vs O")) == 2 * 4 * 4
+    assert len(PROTOCOL.grid(EFFICIENT, "odd vs even")) == len(PROTOCOL.large_powers) * 4 * 4
+    scales = (0.25, 0.5, 1.0, 2.0)
+    assert PROTOCOL.grid(RBF_SVM, "usps 3 vs 8") == [{"sigma_scale": s} for s in scales]
 
 
 @pytest.mark.parametrize(

@@ -130,7 +130,7 @@ class Paper002Protocol(Protocol):
         "grid of η, the intrinsic weight of eq. (6) (not stated in the paper)",
     )
     sigma_scales: tuple = knob(
-        (0.5, 1.0, 2.0),
+        (0.25, 0.5, 1.0, 2.0),
         "grid of the RBF width σ as multiples of the median pairwise distance of the task's "
         "training rows (RBF(gamma='median'), 1,000 sampled rows, seed 0)",
     )
