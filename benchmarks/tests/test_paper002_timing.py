@@ -130,10 +130,11 @@ def test_quick_clustering_runs_records_and_renders(tmp_path):
     store = _store(tmp_path, protocol)
     clustering.run_clustering(None, protocol, store, _ctx())
     table = clustering._table(timing.experiment_store(store, protocol, "clustering"), protocol)
-    assert set(table) == {"euclidean", "full", "efficient"}
+    assert set(table) == {"euclidean", "full", "efficient", "efficient_dw"}
     errors = [e for settings in table.values() for v in settings.values() for e in v]
-    assert len(errors) == 1 + 2 * 2 and all(0 <= e <= 50 for e in errors)
+    assert len(errors) == 1 + 3 * 2 and all(0 <= e <= 50 for e in errors)
     lines = clustering.render_clustering(store, protocol, tmp_path)
-    assert len(lines) == 1 and "efficient kernel (n̂ = 20, p = 2)" in lines[0]
-    assert lines[0].endswith(("**PASS**", "**FAIL**"))
+    assert len(lines) == 2 and "efficient kernel (n̂ = 20, p = 2)" in lines[0]
+    assert "our default graph (efficient_dw" in lines[1]
+    assert all(line.endswith(("**PASS**", "**FAIL**")) for line in lines)
     assert (tmp_path / "clustering.md").exists() and (tmp_path / "clustering.png").exists()

@@ -622,6 +622,7 @@ def render_timing(store, protocol, out_dir) -> list[str]:
     if not rows:
         return []
     out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
     settings = kernel_settings(protocol)
     lines = header(
         "paper 002, Figure 5: time to build the kernel",
