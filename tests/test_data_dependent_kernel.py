@@ -405,3 +405,31 @@ def test_labels_as_the_estimators_mark_them():
     assert first <= set(kernel(n_landmarks=20).fit(X, Y).landmarks_)
     with pytest.raises(ValueError, match="y must have shape"):
         kernel().fit(X, np.zeros((100, 2, 2)))
+
+
+def test_set_params_on_a_fitted_kernel_leaves_no_stale_fit():
+    """η changed on a fitted kernel refactorizes (as with_ambient); a graph/solve parameter
+    drops the fit; verbose and memory_budget keep it.  Before: the old factor with the new η."""
+    from sklearn.model_selection import GridSearchCV
+
+    X, y, y_ssl = moons(120, labels=8)
+    fitted = kernel(n_landmarks=30).fit(X, y_ssl)
+    T = np.random.default_rng(9).normal(size=(10, 2))
+    changed = clone(fitted).set_params(eta=50.0)
+    np.testing.assert_allclose(changed(T, X), kernel(n_landmarks=30, eta=50.0).fit(X, y_ssl)(T, X))
+    np.testing.assert_allclose(changed(T, X), fitted.with_ambient(eta=50.0)(T, X), atol=1e-12)
+    np.testing.assert_allclose(fitted(T, X), kernel(n_landmarks=30).fit(X, y_ssl)(T, X))
+    for params in ({"power": 1}, {"ridge": 1.0}, {"base_kernel": RBF(gamma=2.0)}, {"tol": 1e-3}):
+        with pytest.raises(NotFittedError, match="set_params"):
+            clone(fitted).set_params(**params)(T, X)
+    with pytest.raises(NotFittedError):
+        clone(fitted).set_params(base_kernel__gamma=2.0)(T, X)
+    kept = clone(fitted).set_params(verbose=1, memory_budget=2**20, eta=fitted.eta)
+    assert kept.factor_ is fitted.factor_
+    # a search over the SVC's kernel__eta sees each η, not the fitted one
+    lab = y_ssl != -1
+    search = GridSearchCV(SVC(kernel=fitted, C=10.0), {"kernel__eta": [5.0, 1e4]}, cv=2)
+    search.fit(X[lab], y[lab])
+    best = search.best_estimator_.kernel
+    assert best.eta == search.best_params_["kernel__eta"]
+    np.testing.assert_allclose(best(T, X), fitted.with_ambient(eta=best.eta)(T, X), atol=1e-12)

@@ -70,6 +70,19 @@ _CARRIED = (
 )
 
 
+_MISSING = object()
+
+
+def _same(a, b) -> bool:
+    """Parameter values equal (objects by identity or ``==``; arrays only by identity)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # arrays, matrices: ambiguous truth value
+        return False
+
+
 class DataDependentKernel(Kernel):
     r"""Paper 002's efficient data-dependent kernel (eq. 6), fitted on labeled and unlabeled points.
 
@@ -237,6 +250,40 @@ class DataDependentKernel(Kernel):
                 setattr(new, name, value)
         return new
 
+    def set_params(self, **params):
+        """Set parameters; on a fitted kernel, keep its state consistent with them.
+
+        The fitted state depends on the parameters, and a clone of a fitted kernel keeps it
+        (above), so a search over ``SVC(kernel=fitted)``'s ``kernel__eta`` sets ``eta`` on a
+        fitted copy.  Only ``eta`` changed: the ``n̂ × n̂`` factor is recomputed (as
+        :meth:`with_ambient`, no new solve).  ``verbose`` or ``memory_budget``: the fit is
+        kept (they do not change the kernel).  Any other change (the graph, ``power``,
+        ``ridge``, the base kernel or one of its parameters, the landmarks, the solver): the
+        fit is dropped, and evaluating raises ``NotFittedError`` until ``fit`` is called again.
+        """
+        if not hasattr(self, "landmark_points_"):
+            return super().set_params(**params)
+        before = self.get_params(deep=True)
+        super().set_params(**params)
+        after = self.get_params(deep=True)
+        changed = {key for key in after if not _same(before.get(key, _MISSING), after[key])}
+        changed -= {"verbose", "memory_budget"}
+        if not changed:
+            return self
+        if changed == {"eta"}:
+            try:
+                self._check_params()
+            except ValueError:
+                pass  # dropped below; fit reports the bad value
+            else:
+                self._factorize()
+                return self
+        for name in [name for name in vars(self) if name.endswith("_")]:
+            if not name.startswith("_"):
+                delattr(self, name)
+        self._dropped_by = sorted(changed)
+        return self
+
     @property
     def kappa2(self):
         """``sup_x K̃(x, x) ≤ sup_x K(x, x)`` (the correction is positive semi-definite)."""
@@ -273,9 +320,17 @@ class DataDependentKernel(Kernel):
 
     def _check_fitted(self):
         if not hasattr(self, "landmark_points_"):
+            dropped = getattr(self, "_dropped_by", None)
+            cause = (
+                f"set_params changed {', '.join(dropped)} of a fitted kernel, which its fit "
+                "depends on"
+                if dropped
+                else "it is not fitted"
+            )
             raise NotFittedError(
-                "This DataDependentKernel is not fitted: call kernel = kernel.fit(X, y) on the "
-                "training points (labeled and unlabeled) first; fit returns the fitted copy"
+                f"This DataDependentKernel cannot be evaluated: {cause}; call kernel = "
+                "kernel.fit(X, y) on the training points (labeled and unlabeled) first; fit "
+                "returns the fitted copy"
             )
 
     # ------------------------------------------------------------------ fit
