@@ -69,6 +69,38 @@ def _choice(value, name, options):
         raise ValueError(f"{name} must be one of {options}, got {value!r}")
 
 
+#: A parameter absent before :meth:`DataDependentKernel.set_params` (a new nested key).
+MISSING = object()
+
+
+def same_value(a, b) -> bool:
+    """Parameter values equal (objects by identity or ``==``; arrays only by identity)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # arrays, matrices: ambiguous truth value
+        return False
+
+
+def labeled_rows(y, n, unlabeled):
+    """Mask of the labeled rows of ``y`` (None for ``y=None``), by the models' rule.
+
+    ``unlabeled`` and NaN/None mark an unlabeled row; a 2-D ``y`` (several regression targets)
+    has a row unlabeled when all its entries are.
+    """
+    if y is None:
+        return None
+    from semiscale._validation import unlabeled_rows  # the models' rule for unlabeled rows
+
+    y = np.asarray(y, dtype=object) if not hasattr(y, "dtype") else np.asarray(y)
+    if y.ndim not in (1, 2) or y.shape[0] != n:
+        raise ValueError(f"y must have shape ({n},) or ({n}, n_outputs) to match X, got {y.shape}")
+    if y.ndim == 2:
+        return ~np.all([unlabeled_rows(col, unlabeled) for col in y.T], axis=0)
+    return ~unlabeled_rows(y, unlabeled)
+
+
 class LandmarkWarning(UserWarning):
     """The landmark set fell back from what was asked (more landmarks than points, no label)."""
 

@@ -70,19 +70,6 @@ _CARRIED = (
 )
 
 
-_MISSING = object()
-
-
-def _same(a, b) -> bool:
-    """Parameter values equal (objects by identity or ``==``; arrays only by identity)."""
-    if a is b:
-        return True
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):  # arrays, matrices: ambiguous truth value
-        return False
-
-
 class DataDependentKernel(Kernel):
     r"""Paper 002's efficient data-dependent kernel (eq. 6), fitted on labeled and unlabeled points.
 
@@ -253,20 +240,20 @@ class DataDependentKernel(Kernel):
     def set_params(self, **params):
         """Set parameters; on a fitted kernel, keep its state consistent with them.
 
-        The fitted state depends on the parameters, and a clone of a fitted kernel keeps it
-        (above), so a search over ``SVC(kernel=fitted)``'s ``kernel__eta`` sets ``eta`` on a
-        fitted copy.  Only ``eta`` changed: the ``n̂ × n̂`` factor is recomputed (as
-        :meth:`with_ambient`, no new solve).  ``verbose`` or ``memory_budget``: the fit is
-        kept (they do not change the kernel).  Any other change (the graph, ``power``,
-        ``ridge``, the base kernel or one of its parameters, the landmarks, the solver): the
-        fit is dropped, and evaluating raises ``NotFittedError`` until ``fit`` is called again.
+        A clone of a fitted kernel keeps its fit, so a search over ``SVC(kernel=fitted)``'s
+        ``kernel__eta`` sets ``eta`` on a fitted copy.  ``eta`` alone: the ``n̂ × n̂`` factor is
+        recomputed (as :meth:`with_ambient`).  ``verbose``, ``memory_budget``: the fit is kept.
+        Any other change (graph, ``power``, ``ridge``, base kernel, landmarks, solver) drops the
+        fit: evaluating raises ``NotFittedError`` until ``fit`` is called again.
         """
         if not hasattr(self, "landmark_points_"):
             return super().set_params(**params)
         before = self.get_params(deep=True)
         super().set_params(**params)
         after = self.get_params(deep=True)
-        changed = {key for key in after if not _same(before.get(key, _MISSING), after[key])}
+        changed = {
+            key for key in after if not _fit.same_value(before.get(key, _fit.MISSING), after[key])
+        }
         changed -= {"verbose", "memory_budget"}
         if not changed:
             return self
@@ -401,7 +388,7 @@ class DataDependentKernel(Kernel):
                 f"above {_fit.EXACT_MAX_SAMPLES} points (X has {n}): use "
                 "construction='landmarks', the efficient kernel"
             )
-        labeled = self._labeled(y, n)
+        labeled = _fit.labeled_rows(y, n, self.unlabeled)
         state = self.random_state if self.random_state is not None else random_state
         new = self._unfitted_copy()
         if self.base_kernel is None:
@@ -453,20 +440,6 @@ class DataDependentKernel(Kernel):
             self.verbose,
         )
         return new
-
-    def _labeled(self, y, n):
-        if y is None:
-            return None
-        from semiscale._validation import unlabeled_rows  # models' rule for unlabeled rows
-
-        y = np.asarray(y, dtype=object) if not hasattr(y, "dtype") else np.asarray(y)
-        if y.ndim not in (1, 2) or y.shape[0] != n:
-            raise ValueError(
-                f"y must have shape ({n},) or ({n}, n_outputs) to match X, got {y.shape}"
-            )
-        if y.ndim == 2:  # multi-output regression: a row is unlabeled when all its targets are
-            return ~np.all([unlabeled_rows(col, self.unlabeled) for col in y.T], axis=0)
-        return ~unlabeled_rows(y, self.unlabeled)
 
     def _fit_landmarks(self, L, graph, timings):
         R = _fit.regularizer_base(L, self.ridge)
