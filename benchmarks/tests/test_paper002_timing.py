@@ -47,9 +47,14 @@ def test_clustering_error_is_the_best_matching_of_clusters_to_classes():
 
 
 def test_a_method_is_capped_by_its_predicted_time_and_exact_by_the_kernels_limit():
-    last = {"n": 8000, "method": "direct", "seconds": 20.0}
-    assert timing._cap_reason("direct", last, 16_000).startswith("capped: predicted 80 s")
-    assert timing._cap_reason("direct", {**last, "seconds": 2.0}, 16_000) is None
+    last = {"n": 8000, "method": "direct", "seconds": 30.0}
+    assert timing._cap_reason("direct", last, 16_000).startswith("capped: predicted 85 s")
+    assert timing._cap_reason("direct", {**last, "seconds": 20.0}, 16_000) is None  # 57 s
+    # the growth measured between the last two sizes, when steeper than GROWTH, predicts
+    prev = {"n": 4000, "method": "direct", "seconds": 5.0}
+    assert "(n ratio)^2.00) >" in timing._cap_reason(
+        "direct", {**last, "seconds": 20.0}, 16_000, prev
+    )
     assert timing._cap_reason("amg", {**last, "method": "amg", "seconds": 500.0}, 64_000) is None
     stopped = timing._cap_reason("cg", {"n": 8000, "method": "cg", "capped": "capped: x"}, 16_000)
     assert stopped.startswith("not run: the method stopped at n = 8000")

@@ -63,12 +63,12 @@ METHODS = {
     "exact": "cubic construction, eq. (4) on all n points",
 }
 #: Time exponent of each method, to predict its next size's time from its last (a cap).
-GROWTH = {"amg": 1.2, "cg": 1.5, "direct": 2.0, "exact": 3.0}
+GROWTH = {"amg": 1.2, "cg": 1.5, "direct": 1.5, "exact": 3.0}
 #: A method other than AMG-CG runs at a size only when its predicted time is at most this
 #: (else: capped); AMG-CG runs at every size (the targets are its times).
 CAP_SECONDS = 60.0
 #: A fit still running after this is killed and recorded as such.
-TIMEOUT_SECONDS = 600.0
+TIMEOUT_SECONDS = 1200.0
 #: Fits faster than this are repeated, REPEATS fits in all (the median is recorded).
 REPEAT_BELOW_SECONDS = 10.0
 REPEATS = 3
@@ -204,6 +204,7 @@ def main(argv=None) -> None:
     parser.add_argument("--render-only", action="store_true")
     parser.add_argument("--family", choices=tuple(_FULL), help="timing: one family of data")
     parser.add_argument("--max-n", type=int, help="timing: the sizes up to this one")
+    parser.add_argument("--sizes", type=int, nargs="+", help="timing: only these sizes")
     args = parser.parse_args(argv)
     protocol = types.SimpleNamespace(quick=args.quick)
     command = "python -m semiscale_bench.paper002.timing " + " ".join(argv or sys.argv[1:])
@@ -215,7 +216,8 @@ def main(argv=None) -> None:
         if args.only in (None, name):
             if not args.render_only:
                 ctx.experiment = name
-                extra = {"family": args.family, "max_n": args.max_n} if name == "timing" else {}
+                extra = {"family": args.family, "max_n": args.max_n, "sizes": args.sizes}
+                extra = extra if name == "timing" else {}
                 getattr(module, f"run_{name}")(None, protocol, parent, ctx, **extra)
             for line in getattr(module, f"render_{name}")(parent, protocol, args.out):
                 print(line)
@@ -227,6 +229,12 @@ def _current(store, protocol, family, method, n):
     if rec is None or store.force or rec.get("spec") != _spec(protocol, family):
         return None
     return rec
+
+
+def _done(store, protocol, family, method, n):
+    """The current record of a fit that ran (or failed); a cap is decided again on every run."""
+    rec = _current(store, protocol, family, method, n)
+    return None if rec is None or "capped" in rec else rec
 
 
 # --------------------------------------------------------------------------------- data
@@ -367,8 +375,12 @@ def _graph(X, folder: Path, n: int) -> tuple[str, dict]:
     return str(path), facts
 
 
-def _cap_reason(method: str, last: dict | None, n: int) -> str | None:
-    """Why ``n`` is not run, from the method's last record at a smaller size (None: run it)."""
+def _cap_reason(method: str, last: dict | None, n: int, prev: dict | None = None) -> str | None:
+    """Why ``n`` is not run, from the method's last records at smaller sizes (None: run it).
+
+    The predicted time is ``last``'s scaled by the size ratio to the larger of
+    :data:`GROWTH` and the exponent measured between ``prev`` and ``last``.
+    """
     from semiscale.kernels._data_dependent_fit import EXACT_MAX_SAMPLES
 
     if method == "exact" and n > EXACT_MAX_SAMPLES:
@@ -380,23 +392,31 @@ def _cap_reason(method: str, last: dict | None, n: int) -> str | None:
         return None
     if "error" in last or "capped" in last:
         return f"not run: the method stopped at n = {last['n']} ({last.get('error', 'capped')})"
-    predicted = last["seconds"] * (n / last["n"]) ** GROWTH[last["method"]]
+    exponent = GROWTH[method]
+    if prev is not None and prev.get("seconds") and prev["n"] < last["n"]:
+        measured = np.log(last["seconds"] / prev["seconds"]) / np.log(last["n"] / prev["n"])
+        exponent = max(exponent, float(measured))
+    predicted = last["seconds"] * (n / last["n"]) ** exponent
     if predicted > CAP_SECONDS:
         return (
             f"capped: predicted {predicted:.0f} s (the {last['seconds']:.1f} s at n = "
-            f"{last['n']} × (n ratio)^{GROWTH[last['method']]}) > CAP_SECONDS = {CAP_SECONDS:g}"
+            f"{last['n']} × (n ratio)^{exponent:.2f}) > CAP_SECONDS = {CAP_SECONDS:g}"
         )
     return None
 
 
-def run_timing(bench, protocol, store, ctx, *, family=None, max_n=None) -> None:
+def run_timing(bench, protocol, store, ctx, *, family=None, max_n=None, sizes=None) -> None:
     """Every (family, n, method) without a current record, recorded (see the module doc).
 
-    ``family`` and ``max_n`` restrict this call to one family and the sizes up to ``max_n``
-    (a long run in pieces; the records resume).
+    ``family``, ``max_n`` and ``sizes`` restrict this call to one family, the sizes up to
+    ``max_n``, or the given sizes (a long run in pieces; the records resume).
     """
+
+    def keep(n):
+        return (max_n is None or n <= max_n) and (sizes is None or n in sizes)
+
     fams = {
-        fam: {**spec, "sizes": tuple(n for n in spec["sizes"] if max_n is None or n <= max_n)}
+        fam: {**spec, "sizes": tuple(n for n in spec["sizes"] if keep(n))}
         for fam, spec in families(protocol).items()
         if family in (None, fam)
     }
@@ -406,7 +426,7 @@ def run_timing(bench, protocol, store, ctx, *, family=None, max_n=None) -> None:
         for fam, spec in fams.items()
         for n in spec["sizes"]
         for meth in spec["methods"]
-        if _current(store, protocol, fam, meth, n) is None
+        if _done(store, protocol, fam, meth, n) is None
     ]
     if not todo:
         return
@@ -433,12 +453,14 @@ def run_timing(bench, protocol, store, ctx, *, family=None, max_n=None) -> None:
 
 def _run_size(store, protocol, ctx, bar, folder, fam, spec, n, methods, digits) -> None:
     key = {"spec": _spec(protocol, fam), "n": n}
-    last = {}
+    smaller = [None, None] + [m for m in spec["sizes"] if m < n]
+    reasons = {}
     for meth in methods:
-        smaller = [m for m in spec["sizes"] if m < n]
-        rec = _current(store, protocol, fam, meth, smaller[-1]) if smaller else None
-        last[meth] = rec
-    reasons = {m: _cap_reason(m, last[m], n) for m in methods}
+        prev, last = (
+            None if size is None else _current(store, protocol, fam, meth, size)
+            for size in smaller[-2:]
+        )
+        reasons[meth] = _cap_reason(meth, last, n, prev)
     runnable = [m for m in methods if reasons[m] is None]
     for meth in methods:
         if reasons[meth] is not None:
