@@ -152,3 +152,16 @@ def test_a_learned_kernel_is_fitted_on_the_points_and_clustered_in_blocks():
     labels, inertia = _dense_kernel_kmeans(K, first, 2)
     np.testing.assert_array_equal(km.labels_, labels)
     assert km.inertia_ == pytest.approx(inertia, rel=1e-9)
+
+
+def test_fewer_distinct_clusters_than_asked_warn_as_scikit_learns():
+    """Identical points leave a cluster empty at the end: scikit-learn's KMeans warns
+    (ConvergenceWarning), so does this one (before: silently one cluster for n_clusters=2)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    X = np.ones((20, 2))
+    with pytest.warns(ConvergenceWarning, match="distinct clusters"):
+        KMeans(2, n_init=1, random_state=0).fit(X)
+    with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(1\).*n_clusters \(2\)"):
+        model = KernelKMeans(n_clusters=2, kernel=Linear(), random_state=0).fit(X)
+    assert np.unique(model.labels_).size == 1 and model.inertia_ == 0.0

@@ -13,6 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -284,6 +285,15 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
             if best is None or result[1] < best[1]:
                 best = result
         self.labels_, self.inertia_, self.center_assignment_, self.n_iter_ = best[:4]
+        distinct = np.unique(self.labels_).size
+        if distinct < k:  # as scikit-learn's KMeans: identical points, or too many clusters
+            warnings.warn(
+                f"Number of distinct clusters ({distinct}) found smaller than n_clusters ({k}): "
+                "the points (in the kernel's feature space) have fewer distinct values than "
+                "clusters; pass a smaller n_clusters or remove duplicate points",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         self.center_sq_norms_ = best[4]
         self.X_fit_ = X
         self.timings_ = {"total": time.perf_counter() - start}
