@@ -392,7 +392,9 @@ def test_landmark_columns_in_batches(monkeypatch):
     assert _data_dependent_fit.LANDMARK_BATCH_MIN < 40
     np.testing.assert_allclose(batched.A_, one.A_, rtol=1e-9)
     assert batched.epsilon_.shape == batched.residual_.shape == (40,)
-    assert np.all(batched.residual_ <= 1e-12) and batched.converged_
+    # converged_: every nested solve reached tol; the outer residual of p = 2 nested solves
+    # only comes near it (rounding of R·s_k, solvers/sdd.py): 4e-12 with a float32 V-cycle
+    assert batched.converged_ and np.all(batched.residual_ <= 1e-10)
 
 
 def test_labels_as_the_estimators_mark_them():
@@ -435,3 +437,24 @@ def test_set_params_on_a_fitted_kernel_leaves_no_stale_fit():
     best = search.best_estimator_.kernel
     assert best.eta == search.best_params_["kernel__eta"]
     np.testing.assert_allclose(best(T, X), fitted.with_ambient(eta=best.eta)(T, X), atol=1e-12)
+
+
+def test_semiscale_estimators_hand_the_kernel_their_marker():
+    """A kernel model reads y with its own marker: the kernel's landmark selection must too.
+    Before, the kernel read y with its default -1: strings marked '?' all counted as labeled
+    (random landmarks), and a regressor's -1 targets counted as unlabeled."""
+    from semiscale.models import LapRLSClassifier, LapRLSRegressor, SparseLapCVMClassifier
+
+    X, y, y_ssl = moons(150, labels=3)
+    first = set(np.flatnonzero(y_ssl != -1))
+    names = np.where(y_ssl == -1, "?", np.where(y_ssl == 1, "b", "a")).astype(object)
+    ddk = kernel(n_landmarks=20)
+    for model in (
+        LapRLSClassifier(kernel=ddk, unlabeled="?", intrinsic_reg=0),
+        SparseLapCVMClassifier(kernel=ddk, unlabeled="?"),
+    ):
+        assert first <= set(model.fit(X, names).kernel_.landmarks_), type(model).__name__
+        assert model.kernel is ddk and ddk.unlabeled == -1  # the parameter is not changed
+    targets = np.where(y_ssl == -1, np.nan, 2.0 * y_ssl - 1.0)  # ±1 targets, NaN unlabeled
+    regressor = LapRLSRegressor(kernel=ddk, intrinsic_reg=0).fit(X, targets)
+    assert first <= set(regressor.kernel_.landmarks_)

@@ -64,6 +64,7 @@ from ._defaults import (  # noqa: F401 - re-exported: the estimators import them
     auto_intrinsic_reg,
     default_graph,
     default_kernel,
+    kernel_reading_marker,
     kernel_to_fit,
 )
 from ._extension import extend, extension_rule
@@ -230,7 +231,7 @@ class ManifoldMixin(GraphOwnerMixin):
         timings["graph"] = time.perf_counter() - tic
         if L is not None and intrinsic_reg > 0:  # stacklevel: past fit and its _fit_context
             warn_unreached(L, labeled, graph=self.graph_, consequence=KERNEL_ONLY, stacklevel=4)
-        kernel = kernel_to_fit(self.kernel, self._default_kernel)
+        kernel = kernel_reading_marker(kernel_to_fit(self.kernel, self._default_kernel), self)
         self.kernel_ = kernel.fit(X, y, laplacian=L, random_state=random_state)
         if L is not None:
             trace = float(L.diagonal().sum())

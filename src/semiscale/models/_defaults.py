@@ -151,6 +151,23 @@ def kernel_to_fit(kernel, default: Kernel) -> Kernel:
     return kernel
 
 
+def kernel_reading_marker(kernel: Kernel, estimator) -> Kernel:
+    """``kernel``, reading ``y`` in its ``fit`` with ``estimator``'s marker of unlabeled rows.
+
+    A kernel that reads labels (an ``unlabeled`` parameter: ``DataDependentKernel``'s landmark
+    selection) must mark the rows the estimator marks: a copy with the estimator's
+    ``unlabeled``, or None (missing values only) for an estimator without one (the
+    regressors: NaN).  Other kernels are returned as they are.
+    """
+    params = kernel.get_params(deep=False)
+    if "unlabeled" not in params:
+        return kernel
+    marker = estimator.get_params(deep=False).get("unlabeled", None)
+    if params["unlabeled"] is marker:
+        return kernel
+    return clone(kernel).set_params(unlabeled=marker)
+
+
 def default_graph():
     """A fresh default graph: ``KNNGraph()`` (used when ``graph=None``)."""
     return clone(DEFAULT_GRAPH)

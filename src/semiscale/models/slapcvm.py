@@ -61,6 +61,7 @@ from ._base import (
     SSLClassifierMixin,
     SSLRegressorMixin,
     _check_fit_laplacian,
+    kernel_reading_marker,
     kernel_to_fit,
 )
 
@@ -150,7 +151,7 @@ class _SparseLapCVMBase(ManifoldMixin, BaseEstimator):
         L = self.graph_.laplacian_ if self.graph_ is not None else laplacian
         warn_unreached(L, labeled_mask, graph=self.graph_, consequence=KERNEL_ONLY, stacklevel=4)
         graph_seconds = time.perf_counter() - start
-        kernel = kernel_to_fit(self.kernel, SLAPCVM_KERNEL)
+        kernel = kernel_reading_marker(kernel_to_fit(self.kernel, SLAPCVM_KERNEL), self)
         self.kernel_ = kernel.fit(X, y, laplacian=None, random_state=random_state)
         mu = 1.0 / m if self.mu is None else float(self.mu)
         theta = THETA_EDGE_RATIO * self.n_edges_ / m if self.theta == "auto" else self.theta
