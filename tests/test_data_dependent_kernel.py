@@ -458,3 +458,17 @@ def test_semiscale_estimators_hand_the_kernel_their_marker():
     targets = np.where(y_ssl == -1, np.nan, 2.0 * y_ssl - 1.0)  # ±1 targets, NaN unlabeled
     regressor = LapRLSRegressor(kernel=ddk, intrinsic_reg=0).fit(X, targets)
     assert first <= set(regressor.kernel_.landmarks_)
+
+
+def test_with_ambient_resolves_a_heuristic_width_with_the_fits_seed():
+    """Above 1,000 points the median heuristic samples: with_ambient must sample as the fit
+    did when the seed came from fit's random_state (an estimator's), not the kernel's."""
+    from sklearn.datasets import make_moons
+
+    X, _ = make_moons(1500, noise=0.08, random_state=0)
+    free = DataDependentKernel(RBF(gamma=GAMMA), n_landmarks=20, ridge=0.1, eta=5.0)
+    fitted = free.fit(X, random_state=3)
+    changed = fitted.with_ambient(base_kernel=RBF(gamma="median"), X=X, random_state=3)
+    fresh = clone(free).set_params(base_kernel=RBF(gamma="median")).fit(X, random_state=3)
+    assert changed.base_kernel_.gamma == fresh.base_kernel_.gamma
+    np.testing.assert_allclose(changed(X[:10], X[:50]), fresh(X[:10], X[:50]), atol=1e-12)

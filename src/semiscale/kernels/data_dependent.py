@@ -55,19 +55,8 @@ BASE_WIDTH_FACTOR = 4.0
 #: Rows of :meth:`DataDependentKernel.diag`'s chunks (one ``rows × n̂`` block at a time).
 DIAG_CHUNK = 1024
 #: The fitted state :meth:`DataDependentKernel.with_ambient` carries over.
-_CARRIED = (
-    "landmarks_",
-    "landmark_points_",
-    "A_",
-    "Q_",
-    "iterations_",
-    "residual_",
-    "epsilon_",
-    "converged_",
-    "condition_bound_",
-    "n_features_in_",
-    "n_samples_fit_",
-)
+_CARRIED = ("landmarks_", "landmark_points_", "A_", "Q_", "iterations_", "residual_")
+_CARRIED += ("epsilon_", "converged_", "condition_bound_", "n_features_in_", "n_samples_fit_")
 
 
 class DataDependentKernel(Kernel):
@@ -478,7 +467,9 @@ class DataDependentKernel(Kernel):
             self.inner_ = None
             self.factor_, self.jitter_ = _fit.small_factor(self.A_, K_hat, self.eta)
 
-    def with_ambient(self, *, eta=None, base_kernel=None, X=None) -> DataDependentKernel:
+    def with_ambient(
+        self, *, eta=None, base_kernel=None, X=None, random_state=None
+    ) -> DataDependentKernel:
         """A fitted copy with another ``eta`` or ``base_kernel``, without redoing the solves.
 
         ``A_``, the landmarks and the graph depend only on the graph, ``power``, ``ridge`` and
@@ -496,6 +487,9 @@ class DataDependentKernel(Kernel):
             (``RBF(gamma="median")``) needs the training points ``X``.
         X : array-like or None
             The training points, to resolve ``base_kernel``'s heuristic width as ``fit`` does.
+        random_state : int, RandomState or None
+            The width heuristic's seed when the kernel's own ``random_state`` is None: pass the
+            one ``fit`` was given (it samples 1,000 points above that many).
 
         Returns
         -------
@@ -515,7 +509,8 @@ class DataDependentKernel(Kernel):
         if base_kernel is None:
             new.base_kernel_ = self.base_kernel_
         elif X is not None:
-            new.base_kernel_ = base_kernel.fit(_check_input(X, "X"), random_state=self.random_state)
+            state = self.random_state if self.random_state is not None else random_state
+            new.base_kernel_ = base_kernel.fit(_check_input(X, "X"), random_state=state)
         else:
             try:
                 base_kernel._check_params()
