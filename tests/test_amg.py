@@ -252,3 +252,31 @@ def test_blocked_and_pyamg_cycles_give_the_same_cg_solution():
 def test_an_unknown_cycle_is_refused():
     with pytest.raises(ValueError, match="cycle must be one of"):
         AMGPreconditioner(sp.identity(4, format="csr"), cycle="W")
+
+
+def test_the_float32_cycle_stays_float32_and_matches_the_float64_cycle():
+    # paper 002's graph, where the SDD solver runs the cycle in float32
+    X, _ = make_two_moons(1200, noise=0.08, random_state=0)
+    graph = KNNGraph(
+        n_neighbors=5, weights="binary", symmetrize="union", normalized=True, ridge=1e-6
+    ).fit(X)
+    A = sp.csr_matrix(graph.laplacian_)
+    B = np.sqrt(graph.degree_)
+    M64 = AMGPreconditioner(A, near_nullspace=B, cycle="blocked")
+    M32 = AMGPreconditioner(A, near_nullspace=B, cycle="blocked", cycle_dtype=np.float32)
+    V = np.random.default_rng(0).standard_normal((A.shape[0], 5))
+    # every work block in float32 (a float64 scalar in the Chebyshev recurrence promoted them)
+    assert M32.blocked.apply(V).dtype == np.float32
+    out32, out64 = M32.apply(V), M64.apply(V)
+    assert out32.dtype == np.float64
+    np.testing.assert_allclose(out32, out64, rtol=0, atol=1e-5 * np.abs(out64).max())
+    # CG in float64 with the float32 cycle reaches the float64 cycle's solution and iterations
+    reference = cg(A, V, preconditioner=M64, tol=1e-10)
+    result = cg(A, V, preconditioner=M32, tol=1e-10)
+    assert result.converged and result.n_iter <= reference.n_iter + 1
+    np.testing.assert_allclose(result.x, reference.x, rtol=0, atol=1e-8 * np.abs(reference.x).max())
+
+
+def test_an_unknown_cycle_dtype_is_refused():
+    with pytest.raises(ValueError, match="cycle_dtype must be float32 or float64"):
+        AMGPreconditioner(sp.identity(600, format="csr") * 2.0, cycle="blocked", cycle_dtype=int)

@@ -100,6 +100,9 @@ class AMGPreconditioner:
         ``"pyamg"``: pyamg's V-cycle (symmetric Gauss–Seidel smoothing, pseudo-inverse on the
         coarsest level), one column at a time.  ``"blocked"``: the same hierarchy's operators
         applied to all columns at once (:class:`BlockedVCycle`).
+    cycle_dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Precision of the blocked cycle's operators and work blocks (``cycle="blocked"`` only):
+        ``apply`` still takes and returns float64 (:class:`BlockedVCycle`).
 
     Notes
     -----
@@ -107,12 +110,17 @@ class AMGPreconditioner:
     the pre- and post-smoothing are adjoint and the coarsest solve is exact.
     """
 
-    def __init__(self, A, *, near_nullspace=None, cycle="pyamg"):
+    def __init__(self, A, *, near_nullspace=None, cycle="pyamg", cycle_dtype=np.float64):
         import pyamg
 
         if cycle not in CYCLES:
             raise ValueError(f"cycle must be one of {CYCLES}, got {cycle!r}")
         self.cycle = cycle
+        if np.dtype(cycle_dtype) not in (np.float32, np.float64):
+            raise ValueError(
+                f"cycle_dtype must be float32 or float64 (the blocked V-cycle's precision), "
+                f"got {cycle_dtype!r}"
+            )
 
         A = sp.csr_matrix(A, dtype=np.float64)
         diagonal = A.diagonal()
@@ -153,17 +161,23 @@ class AMGPreconditioner:
         # restored
         state = np.random.get_state()  # noqa: NPY002 - pyamg reads the legacy generator
         np.random.seed(AMG_SEED)  # noqa: NPY002
+        # The blocked (SDDSolver's) path builds in one BLAS thread: the spectral-radius
+        # estimates' Arnoldi steps are level-1 BLAS on n-vectors, which OpenBLAS's threads made
+        # 2.7 of the 3.9 s of a 64,000-point build on a loaded 2-core machine.  pyamg's path (the
+        # graph estimators') is left as it was, so its hierarchies are unchanged bit for bit.
+        threads = 1 if cycle == "blocked" else None
         try:
-            self.hierarchy = (
-                pyamg.smoothed_aggregation_solver(P_coupled.tocsr(), **options)
-                if self.coupled.size
-                else None
-            )
-            self.blocked = (
-                BlockedVCycle(self.hierarchy)
-                if cycle == "blocked" and self.hierarchy is not None
-                else None
-            )
+            with get_ops().blas_threads(threads):
+                self.hierarchy = (
+                    pyamg.smoothed_aggregation_solver(P_coupled.tocsr(), **options)
+                    if self.coupled.size
+                    else None
+                )
+                self.blocked = (
+                    BlockedVCycle(self.hierarchy, dtype=cycle_dtype)
+                    if cycle == "blocked" and self.hierarchy is not None
+                    else None
+                )
         finally:
             np.random.set_state(state)  # noqa: NPY002
 
@@ -171,6 +185,9 @@ class AMGPreconditioner:
         """``M⁻¹ V`` for an ``(n,)`` vector or an ``(n, r)`` block."""
         V = np.asarray(V, dtype=np.float64)
         block = V.reshape(V.shape[0], -1)
+        if self.blocked is not None and not self.isolated.size:
+            # every row coupled (the usual case): no gather/scatter copies of the block
+            return np.asarray(self.blocked.apply(block), dtype=np.float64).reshape(V.shape)
         out = np.empty_like(block)
         out[self.isolated] = block[self.isolated] * self.isolated_inverse[:, None]
         if self.blocked is not None:
@@ -212,24 +229,39 @@ class BlockedVCycle:
 
     Every product is one sparse × dense-block product for all columns (the array-operations
     layer's ``sparse_matmul``) instead of one pyamg call per column and level.
+
+    Parameters
+    ----------
+    hierarchy : pyamg.multilevel.MultilevelSolver
+        The smoothed-aggregation hierarchy (its operators ``A_l``, ``P_l``, ``R_l = P_lᵀ``).
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Precision of the stored operators and of every work block.  The products are bound by
+        memory traffic, so float32 halves the cycle's time; ``apply`` returns this dtype (the
+        caller's CG stays in float64).  The coarsest solve is in float64 either way.  In float32
+        the cycle is symmetric positive definite up to rounding (relative ``~10⁻⁷``), which CG
+        tolerates: the same iterations to ``tol = 10⁻⁸`` (``SDDSolver``'s module docstring).
     """
 
-    def __init__(self, hierarchy):
+    def __init__(self, hierarchy, *, dtype=np.float64):
         from pyamg.util.linalg import approximate_spectral_radius
 
         ops = get_ops()
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.float32, np.float64):
+            raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
         self.levels = []
         for level in hierarchy.levels[:-1]:
             A = sp.csr_matrix(level.A)
             inverse = 1.0 / A.diagonal()
-            rho = approximate_spectral_radius(sp.csr_matrix(A.multiply(inverse[:, None])))
+            # a Python float: a NumPy float64 scalar would promote float32 blocks to float64
+            rho = float(approximate_spectral_radius(sp.csr_matrix(A.multiply(inverse[:, None]))))
             low, high = CHEBYSHEV_INTERVAL
             self.levels.append(
                 (
-                    A,
-                    inverse,
-                    sp.csr_matrix(level.P),
-                    sp.csr_matrix(level.R),
+                    A.astype(self.dtype),
+                    inverse.astype(self.dtype),
+                    sp.csr_matrix(level.P, dtype=self.dtype),
+                    sp.csr_matrix(level.R, dtype=self.dtype),
                     (low * rho, high * rho),
                 )
             )
@@ -271,7 +303,7 @@ class BlockedVCycle:
     def _cycle(self, l, b):
         ops = get_ops()
         if l == len(self.levels):
-            return ops.cho_solve(self.coarse_factor, b)
+            return ops.cho_solve(self.coarse_factor, b.astype(np.float64)).astype(self.dtype)
         A, _, P, R, _ = self.levels[l]
         x = self._smooth(l, b, None)
         x += ops.sparse_matmul(
@@ -280,11 +312,11 @@ class BlockedVCycle:
         return self._smooth(l, b, x)
 
     def apply(self, B):
-        """The cycle on an ``(m, r)`` block (float64).
+        """The cycle on an ``(m, r)`` block (returned in ``dtype``).
 
         BLAS in one thread: its only call is the coarsest level's small triangular solves,
         which OpenBLAS's threads made 50 ms each on a loaded 2-core machine; the sparse products
         are single-threaded anyway.
         """
         with get_ops().blas_threads(1):
-            return self._cycle(0, np.ascontiguousarray(B, dtype=np.float64))
+            return self._cycle(0, np.ascontiguousarray(B, dtype=self.dtype))

@@ -67,6 +67,15 @@ Theorem 4.2 gives, for ``A = Zᵀ Q Z``,
 
 (the paper writes ``Q⁺_{s_i s_i} Q⁺_{s_j s_j}`` without the square root: ``‖Q⁺ e_i‖_Q = √(Q⁺_ii)``).
 
+Precision of the V-cycle
+------------------------
+The blocked V-cycle runs in float32 (``cycle_dtype``) while CG, its residuals and ``Z`` stay in
+float64: the preconditioner only needs to be close to ``R⁻¹`` and symmetric positive definite,
+and float32 rounding (relative ``~10⁻⁷``) changes neither the iterations nor the ``ε`` reached.
+64,000 two-moons points, paper 002's graph, 32 unit columns, ``tol = 10⁻⁸`` (median of 3 in one
+process, 2-core machine at load ~2.5): solve 3.71 s (float64 cycle) vs 3.01 s (float32), 17
+iterations and ``ε ≤ 2.26·10⁻⁶`` both.
+
 Singular systems
 ----------------
 A singular positive semi-definite ``R`` (a Laplacian without ridge) is solved when every column of
@@ -214,6 +223,10 @@ class SDDSolver:
         The AMG V-cycle (:class:`~semiscale.solvers.amg.AMGPreconditioner`): all columns at once
         (:class:`~semiscale.solvers.amg.BlockedVCycle`), or pyamg's, one column at a time (the
         reference).
+    cycle_dtype : {numpy.float32, numpy.float64}, default=numpy.float32
+        Precision of the blocked V-cycle (:class:`~semiscale.solvers.amg.BlockedVCycle`); CG,
+        its residuals and the solution stay float64.  The cycle's sparse products are bound by
+        memory traffic and float32 halves it (measurements in the module docstring).
 
     Attributes
     ----------
@@ -236,6 +249,7 @@ class SDDSolver:
         memory_budget=None,
         verbose=0,
         cycle="blocked",
+        cycle_dtype=np.float32,
     ):
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -268,7 +282,7 @@ class SDDSolver:
         self._factor = None
         if method == "amg":
             self.preconditioner = AMGPreconditioner(
-                self.R, near_nullspace=near_nullspace, cycle=cycle
+                self.R, near_nullspace=near_nullspace, cycle=cycle, cycle_dtype=cycle_dtype
             )
         elif method == "cg":
             self.preconditioner = jacobi(self.R)
