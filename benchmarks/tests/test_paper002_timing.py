@@ -61,6 +61,15 @@ def test_a_method_is_capped_by_its_predicted_time_and_exact_by_the_kernels_limit
     assert "refused above 5,000" in timing._cap_reason("exact", None, 8000)
 
 
+def test_a_child_killed_at_the_timeout_is_recorded_with_its_peak_so_far(monkeypatch):
+    monkeypatch.setattr(timing, "_CHILD", "import time; time.sleep(60)")
+    rec = timing._in_child({}, 1.0)
+    assert rec["timed_out"] and rec["error"].startswith("killed after 1 s")
+    assert rec["peak_rss_at_kill_bytes"] > 0
+    monkeypatch.setattr(timing, "_CHILD", "print('x'); raise SystemExit(3)")
+    assert timing._in_child({}, 30.0)["error"].startswith("subprocess exited with 3")
+
+
 def _timing_record(store, protocol, fam, meth, n, seconds, peak=2**30):
     timing.experiment_store(store, protocol, "timing").put(
         "timing",
@@ -93,6 +102,30 @@ def test_the_targets_judge_the_recorded_times(tmp_path):
     assert lines[1].endswith("**FAIL**")  # moons 125,000 -> 1,000,000: 12×
     assert "7.00 GiB (budget 6 GiB" in lines[2] and lines[2].endswith("**FAIL**")
     assert {"timing.md", "timing.json"} <= {p.name for p in tmp_path.iterdir()}
+
+
+def test_a_killed_fit_counts_as_at_least_the_timeout_and_its_memory_is_not_judged(tmp_path):
+    protocol = _protocol(quick=False)
+    store = _store(tmp_path, protocol)
+    _timing_record(store, protocol, "moons", "amg", 125_000, 100.0)
+    timing.experiment_store(store, protocol, "timing").put(
+        "timing",
+        "moons",
+        "amg",
+        0,
+        "n=1000000",
+        n=1_000_000,
+        spec=timing._spec(protocol, "moons"),
+        error="killed after 1200 s (TIMEOUT_SECONDS)",
+        timed_out=True,
+        peak_rss_at_kill_bytes=5 * 2**30,
+    )
+    lines = timing.render_timing(store, protocol, tmp_path)
+    assert "moons 125,000 → 1,000,000: 12.0× (killed: at least)" in lines[1]
+    assert lines[1].endswith("**FAIL**")
+    assert "killed after 1200 s with the child's VmHWM at 5.00 GiB so far" in lines[2]
+    assert lines[2].endswith("**—**")
+    assert "≥ 5120 (at the kill)" in (tmp_path / "timing.md").read_text()
 
 
 @pytest.mark.skipif(SHARED is None, reason="needs the shared datasets folder (usps)")

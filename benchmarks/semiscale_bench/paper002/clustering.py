@@ -305,6 +305,7 @@ def render_clustering(store, protocol, out_dir) -> list[str]:
         _Records(protocol.quick, "clustering"),
         store.runs(),
     )
+    lines = [line.replace("`records.jsonl`", "`clustering/records.jsonl`") for line in lines]
     lines += [
         " ".join(__doc__.split("\n\n")[2].split()),
         "",

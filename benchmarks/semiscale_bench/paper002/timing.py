@@ -336,20 +336,34 @@ def child() -> None:
 
 
 def _in_child(spec: dict, timeout: float) -> dict:
-    """:func:`build` in a fresh process; a record with ``error`` if it died or timed out."""
+    """:func:`build` in a fresh process; a record with ``error`` if it died or timed out.
+
+    A child killed at ``timeout`` records its peak resident memory so far (``VmHWM`` read just
+    before the kill: a lower bound of the fit's).
+    """
+    from semiscale._memory import proc_field_bytes
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        proc = subprocess.run(
-            [sys.executable, "-c", _CHILD],
-            input=json.dumps(spec),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        out, err = proc.communicate(json.dumps(spec), timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"error": f"killed after {timeout:.0f} s (TIMEOUT_SECONDS)", "timed_out": True}
-    lines = proc.stdout.strip().splitlines()
+        peak = proc_field_bytes(f"/proc/{proc.pid}/status", "VmHWM")
+        proc.kill()
+        proc.communicate()
+        return {
+            "error": f"killed after {timeout:.0f} s (TIMEOUT_SECONDS)",
+            "timed_out": True,
+            "peak_rss_at_kill_bytes": peak,
+        }
+    lines = out.strip().splitlines()
     if proc.returncode != 0 or not lines:
-        tail = " ".join(proc.stderr.split())[-400:]
+        tail = " ".join(err.split())[-400:]
         return {"error": f"subprocess exited with {proc.returncode}: {tail}"}
     return json.loads(lines[-1])
 
@@ -523,7 +537,9 @@ def _cell(rec) -> list[str]:
     if "capped" in rec:
         return [rec["capped"]] + ["/"] * 5
     if "error" in rec:
-        return [f"ERROR: {rec['error'][:200]}"] + ["/"] * 5
+        at_kill = rec.get("peak_rss_at_kill_bytes")
+        peak = f"≥ {_mib(at_kill)} (at the kill)" if at_kill else "/"
+        return [f"ERROR: {rec['error'][:200]}", "/", "/", peak, "/", "/"]
     runs = ", ".join(f"{s:.2f}" for s in rec["runs"])
     timed = (
         f"{rec['seconds']:.2f} (median of {runs})" if len(rec["runs"]) > 1 else f"{runs} (1 run)"
@@ -567,12 +583,19 @@ def _targets(rows, protocol) -> list[tuple[str, bool | None]]:
     ratios = []
     for fam in families(protocol):
         times = _seconds(rows, fam, "amg")
+        killed = {
+            r["n"]: TIMEOUT_SECONDS
+            for r in rows
+            if r["dataset"] == fam and r["method"] == "amg" and r.get("timed_out")
+        }
         for n, t in times.items():
             if 8 * n in times:
-                ratios.append((fam, n, times[8 * n] / t))
+                ratios.append((fam, n, times[8 * n] / t, ""))
+            elif 8 * n in killed:  # at least the time it was killed at
+                ratios.append((fam, n, killed[8 * n] / t, " (killed: at least)"))
     if ratios:
-        text = "; ".join(f"{fam} {n:,} → {8 * n:,}: {r:.1f}×" for fam, n, r in ratios)
-        worst = max(r for _, _, r in ratios)
+        text = "; ".join(f"{fam} {n:,} → {8 * n:,}: {r:.1f}×{k}" for fam, n, r, k in ratios)
+        worst = max(r for _, _, r, _ in ratios)
         out.append(
             (
                 f"Nearly linear (AMG-CG): every 8× in n costs at most {LINEAR_RATIO:g}× the time: "
@@ -583,7 +606,21 @@ def _targets(rows, protocol) -> list[tuple[str, bool | None]]:
     else:
         out.append(("Nearly linear: no pair of sizes 8× apart recorded", None))
     big = [r for r in rows if r["method"] == "amg" and "peak_rss_bytes" in r]
-    if big:
+    killed = [r for r in rows if r["method"] == "amg" and r.get("peak_rss_at_kill_bytes")]
+    if killed and (not big or max(r["n"] for r in killed) > max(r["n"] for r in big)):
+        top = max(killed, key=lambda r: r["n"])
+        peak = top["peak_rss_at_kill_bytes"]
+        out.append(
+            (
+                f"Peak memory at n = {top['n']:,} ({top['dataset']}, AMG-CG): the fit was killed "
+                f"after {TIMEOUT_SECONDS:g} s with the child's VmHWM at {peak / 2**30:.2f} GiB "
+                f"so far, a lower bound (budget {MEMORY_BUDGET_BYTES / 2**30:g} GiB, stated "
+                f"before the run; one n × n float64 matrix would be "
+                f"{8 * top['n'] ** 2 / 2**30:,.0f} GiB): not judged",
+                None,
+            )
+        )
+    elif big:
         top = max(big, key=lambda r: r["n"])
         peak, n = top["peak_rss_bytes"], top["n"]
         where = "the child's VmHWM" if top.get("isolated", True) else "VmHWM, not isolated"
@@ -651,6 +688,7 @@ def render_timing(store, protocol, out_dir) -> list[str]:
         _Records(protocol.quick, "timing"),
         store.runs(),
     )
+    lines = [line.replace("`records.jsonl`", "`timing/records.jsonl`") for line in lines]
     lines += [
         "What is timed: `DataDependentKernel(...).fit(X, laplacian=L)` with the graph's "
         "Laplacian given (the graph excluded, timed on its own): Z (n̂ SDD solves), A = ZᵀQZ, "
