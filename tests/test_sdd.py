@@ -218,3 +218,29 @@ def test_a_zero_column_gets_a_zero_solution():
         sol = SDDSolver(R, method=method).solve(B, 2, eigenvalue_floor=1e-2)
         assert np.all(sol.solution[:, 1] == 0)
         assert sol.residual[1] == 0 and sol.epsilon[1] == 0 and sol.converged
+
+
+def test_the_blocked_cycle_uses_the_symmetric_strength_and_pyamgs_the_evolution_one(monkeypatch):
+    # SDD_STRENGTH with the blocked cycle; the graph estimators' pyamg cycle keeps AMG_OPTIONS's
+    import pyamg
+
+    from semiscale.solvers.amg import AMG_OPTIONS
+    from semiscale.solvers.sdd import SDD_STRENGTH
+
+    seen = []
+    build = pyamg.smoothed_aggregation_solver
+
+    def recording(A, **options):
+        seen.append(options["strength"])
+        return build(A, **options)
+
+    monkeypatch.setattr(pyamg, "smoothed_aggregation_solver", recording)
+    X, _ = make_two_moons(1200, noise=0.1, random_state=0)
+    graph = KNNGraph(
+        n_neighbors=5, weights="binary", symmetrize="union", normalized=True, ridge=1e-6
+    ).fit(X)
+    R = sp.csr_matrix(graph.laplacian_)
+    SDDSolver(R)
+    SDDSolver(R, cycle="pyamg")
+    assert SDD_STRENGTH == "symmetric" and AMG_OPTIONS["strength"] == "evolution"
+    assert seen == ["symmetric", "evolution"]

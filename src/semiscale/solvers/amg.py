@@ -103,6 +103,10 @@ class AMGPreconditioner:
     cycle_dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Precision of the blocked cycle's operators and work blocks (``cycle="blocked"`` only):
         ``apply`` still takes and returns float64 (:class:`BlockedVCycle`).
+    strength : str or tuple, optional
+        pyamg's strength of connection for this hierarchy; None: ``AMG_OPTIONS["strength"]``
+        (evolution).  :class:`~semiscale.solvers.sdd.SDDSolver` passes ``"symmetric"``
+        (``SDD_STRENGTH``) with the blocked cycle.
 
     Notes
     -----
@@ -110,7 +114,9 @@ class AMGPreconditioner:
     the pre- and post-smoothing are adjoint and the coarsest solve is exact.
     """
 
-    def __init__(self, A, *, near_nullspace=None, cycle="pyamg", cycle_dtype=np.float64):
+    def __init__(
+        self, A, *, near_nullspace=None, cycle="pyamg", cycle_dtype=np.float64, strength=None
+    ):
         import pyamg
 
         if cycle not in CYCLES:
@@ -152,6 +158,8 @@ class AMGPreconditioner:
             self.isolated_inverse = np.minimum(1.0 / P.diagonal()[self.isolated], MAX_INVERSE)
         P_coupled = P[self.coupled][:, self.coupled] if self.isolated.size else P
         options = dict(AMG_OPTIONS)
+        if strength is not None:
+            options["strength"] = strength
         if near_nullspace is not None:
             candidates = np.asarray(near_nullspace, dtype=np.float64).reshape(A.shape[0], -1)
             options["B"] = np.ascontiguousarray(candidates[self.coupled])
