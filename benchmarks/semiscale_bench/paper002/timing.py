@@ -205,6 +205,7 @@ def main(argv=None) -> None:
     parser.add_argument("--family", choices=tuple(_FULL), help="timing: one family of data")
     parser.add_argument("--max-n", type=int, help="timing: the sizes up to this one")
     parser.add_argument("--sizes", type=int, nargs="+", help="timing: only these sizes")
+    parser.add_argument("--methods", nargs="+", choices=tuple(METHODS), help="timing: only these")
     args = parser.parse_args(argv)
     protocol = types.SimpleNamespace(quick=args.quick)
     command = "python -m semiscale_bench.paper002.timing " + " ".join(argv or sys.argv[1:])
@@ -217,6 +218,7 @@ def main(argv=None) -> None:
             if not args.render_only:
                 ctx.experiment = name
                 extra = {"family": args.family, "max_n": args.max_n, "sizes": args.sizes}
+                extra["methods"] = args.methods
                 extra = extra if name == "timing" else {}
                 getattr(module, f"run_{name}")(None, protocol, parent, ctx, **extra)
             for line in getattr(module, f"render_{name}")(parent, protocol, args.out):
@@ -419,18 +421,25 @@ def _cap_reason(method: str, last: dict | None, n: int, prev: dict | None = None
     return None
 
 
-def run_timing(bench, protocol, store, ctx, *, family=None, max_n=None, sizes=None) -> None:
+def run_timing(
+    bench, protocol, store, ctx, *, family=None, max_n=None, sizes=None, methods=None
+) -> None:
     """Every (family, n, method) without a current record, recorded (see the module doc).
 
-    ``family``, ``max_n`` and ``sizes`` restrict this call to one family, the sizes up to
-    ``max_n``, or the given sizes (a long run in pieces; the records resume).
+    ``family``, ``max_n``, ``sizes`` and ``methods`` restrict this call to one family, the
+    sizes up to ``max_n``, the given sizes or methods (a long run in pieces; the records
+    resume; with the store's ``force``, a remeasurement of those only).
     """
 
     def keep(n):
         return (max_n is None or n <= max_n) and (sizes is None or n in sizes)
 
     fams = {
-        fam: {**spec, "sizes": tuple(n for n in spec["sizes"] if keep(n))}
+        fam: {
+            **spec,
+            "sizes": tuple(n for n in spec["sizes"] if keep(n)),
+            "methods": tuple(m for m in spec["methods"] if methods is None or m in methods),
+        }
         for fam, spec in families(protocol).items()
         if family in (None, fam)
     }
