@@ -225,6 +225,13 @@ time); the 50-column run predates that commit (its 50 columns iterated in one bl
   Not kept (no gain measurable at load ~2, same process): two column batches in two threads
   (5.16 s one thread vs 5.98 s two, 64 columns), batches of 8/32/64 columns (7.8/4.7/5.1 s vs
   4.9 s for 16), Chebyshev degree 1/3 (26/14 iterations, 5.2/5.4 s vs 17 iterations 5.5 s).
+- **Where the mixture's time goes**: its smoothed prolongation makes the first coarse level
+  nearly dense (4,368 rows, 1.96 M non-zeros against the fine level's 0.54 M), so the cycle's
+  coarse products cost more than the fine ones. Unsmoothed aggregation (pyamg `smooth=None`)
+  keeps it at 0.20 M: 32 columns, 14 iterations both, solve 4.97 -> 3.22 s, setup 1.39 -> 0.30
+  s; but on two moons it takes 73 iterations instead of 18 (solve 3.55 -> 11.65 s), so it is
+  not used; choosing it per graph (e.g. by the coarse level's density) is left open (python
+  /tmp/w/HO/sm.py gmm|moons 64000 32, one process, not under the lock, load ~2).
 - **Targets** (issue 29; this part is the hierarchy build plus 250 solves, p = 1): two moons
   64,000 points 20.1 s, so the whole kernel construction (graph, solves, Gram, factor) is
   **not** under 20 s on this machine: `DataDependentKernel(power=1, random_state=0).fit(X)` on
