@@ -176,3 +176,15 @@ def test_quick_clustering_runs_records_and_renders(tmp_path):
     assert "our default graph (efficient_dw" in lines[1]
     assert all(line.endswith(("**PASS**", "**FAIL**")) for line in lines)
     assert (tmp_path / "clustering.md").exists() and (tmp_path / "clustering.png").exists()
+
+
+def test_a_forced_remeasurement_caps_by_what_it_measured_itself(tmp_path, monkeypatch):
+    protocol = _protocol()
+    forced = RecordStore(tmp_path, protocol.paper, protocol.digest(), force=True)
+    forced.start_run(command="test")
+    monkeypatch.setattr(timing, "CAP_SECONDS", 0.0)  # any measured time caps the next size
+    timing.run_timing(None, protocol, forced, _ctx(), family="moons", methods=("direct",))
+    own = timing.experiment_store(_store(tmp_path, protocol), protocol, "timing")
+    small, large = (own.get("timing", "moons", "direct", 0, f"n={n}") for n in (250, 2000))
+    assert small["seconds"] > 0 and large["capped"].startswith("capped: predicted")
+    assert own.get("timing", "moons", "amg", 0, "n=250") is None  # --methods: direct only

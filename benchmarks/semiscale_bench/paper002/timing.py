@@ -233,6 +233,20 @@ def _current(store, protocol, family, method, n):
     return rec
 
 
+def _measured(store, protocol, family, method, n):
+    """The record a cap decision reads: the current one, or (forced) one of this very run."""
+    rec = _current(store, protocol, family, method, n)
+    if rec is None:  # a forced run: what it has measured itself
+        rec = store.get("timing", family, method, 0, _setting(n))
+        if (
+            rec is None
+            or rec.get("run") != store.run_id
+            or rec.get("spec") != _spec(protocol, family)
+        ):
+            return None
+    return rec
+
+
 def _done(store, protocol, family, method, n):
     """The current record of a fit that ran (or failed); a cap is decided again on every run."""
     rec = _current(store, protocol, family, method, n)
@@ -480,7 +494,7 @@ def _run_size(store, protocol, ctx, bar, folder, fam, spec, n, methods, digits) 
     reasons = {}
     for meth in methods:
         prev, last = (
-            None if size is None else _current(store, protocol, fam, meth, size)
+            None if size is None else _measured(store, protocol, fam, meth, size)
             for size in smaller[-2:]
         )
         reasons[meth] = _cap_reason(meth, last, n, prev)
