@@ -38,7 +38,7 @@ def test_registered_with_caps_and_reasons():
     assert planned == [] and "30 GB" in reason
     assert PROTOCOL.plan(EFFICIENT_500, "odd vs even", large)[0] == [0, 1]
     small = Sizes(1558, 16, 1250, 40, 250)
-    assert PROTOCOL.plan(FULL, "letter D vs O", small)[0] == list(range(6))
+    assert PROTOCOL.plan(FULL, "letter D vs O", small)[0] == list(range(5))
     assert PROTOCOL.plan(EFFICIENT_500, "letter D vs O", small)[0] == []
     assert PROTOCOL.repeats_for("odd vs even")[0] == 2
     assert len(PROTOCOL.grid(EFFICIENT, "letter D vs O")) == 2 * 4 * 4

@@ -296,6 +296,14 @@ def run_curves(bench, protocol, store, ctx) -> None:
 
 
 def _run_method(bench, protocol, store, ctx, task, laplacian, facts, method, trials):
+    """The full kernel's trials together (one fit per grid point serves them all); the other
+    methods' one at a time, so that an interrupted run keeps the trials it finished."""
+    groups = [trials] if method == FULL else [[r] for r in trials]
+    for group in groups:
+        _run_trials(bench, protocol, store, ctx, task, laplacian, facts, method, group)
+
+
+def _run_trials(bench, protocol, store, ctx, task, laplacian, facts, method, trials):
     most = max(protocol.labels_per_class)
     orders = [class_orders(task.y_train, most, r) for r in trials]
     trial_rows = [labeled_rows(o, most) for o in orders]
