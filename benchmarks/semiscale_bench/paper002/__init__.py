@@ -46,8 +46,8 @@ BENCHMARK = Benchmark(
     quick_protocol=QUICK,
     methods=METHODS,
     experiments=(
+        ("search_cost", run_search_cost),  # short: first, so a run cut short has it
         ("curves", run_curves),
-        ("search_cost", run_search_cost),
         ("timing", run_timing),
         ("clustering", run_clustering),
     ),
