@@ -96,6 +96,10 @@ def test_the_targets_judge_the_recorded_times(tmp_path):
     _timing_record(store, protocol, "moons", "amg", 125_000, 10.0)
     _timing_record(store, protocol, "moons", "amg", 1_000_000, 120.0, peak=7 * 2**30)
     lines = timing.render_timing(store, protocol, tmp_path)
+    assert (
+        "Planned and not recorded yet (the run was cut short): digits 1,000 amg;"
+        in (tmp_path / "timing.md").read_text()
+    )
     assert lines[0].startswith("Kernel construction (AMG-CG) at n = 64,000 digits: 19.0 s")
     assert lines[0].endswith("**PASS**")
     assert "worst 12.0×" in lines[1] and "digits 8,000 → 64,000: 9.5×" in lines[1]
@@ -141,6 +145,7 @@ def test_quick_timing_runs_records_and_renders(tmp_path, monkeypatch):
     for rec in rows:
         assert "error" not in rec and "capped" not in rec, rec
         assert rec["seconds"] > 0 and rec["graph_seconds"] > 0 and rec["peak_rss_bytes"] > 0
+        assert len(rec["load_average"]) == 2
         if rec["method"] != "exact":
             assert rec["epsilon"] < 1e-3  # Theorem 4.2's epsilon the solves reached
     assert {r["n"] for r in rows if r["dataset"] == "digits"} == {200, 400}
@@ -160,7 +165,8 @@ def test_quick_timing_runs_records_and_renders(tmp_path, monkeypatch):
     lines = timing.render_timing(store, protocol, tmp_path)
     assert len(lines) == 3 and "not run" in lines[0]
     text = (tmp_path / "timing.md").read_text()
-    assert "QUICK MODE" in text and "| 400 | exact |" in text
+    assert "QUICK MODE" in text and "| 400 | exact |" in text and "; load " in text
+    assert "Planned and not recorded" not in text
 
 
 def test_quick_clustering_runs_records_and_renders(tmp_path):

@@ -325,6 +325,7 @@ def build(
     X = np.load(x_path)
     L = sp.load_npz(laplacian_path).tocsr()
     before = _rss("VmHWM")
+    load = os.getloadavg()[0]  # other jobs on the machine slow every fit: recorded
     seconds, fitted = [], None
     while len(seconds) < repeats:
         kernel = _kernel(method, settings)
@@ -340,6 +341,7 @@ def build(
         **_facts(fitted),
         "rss_before_fit_bytes": before,
         "peak_rss_bytes": _rss("VmHWM"),
+        "load_average": [load, os.getloadavg()[0]],
     }
 
 
@@ -567,6 +569,8 @@ def _cell(rec) -> list[str]:
     timed = (
         f"{rec['seconds']:.2f} (median of {runs})" if len(rec["runs"]) > 1 else f"{runs} (1 run)"
     )
+    if rec.get("load_average"):
+        timed += f"; load {rec['load_average'][0]:.1f} → {rec['load_average'][1]:.1f}"
     its = rec.get("iterations")
     eps = rec.get("epsilon")
     phases = ", ".join(f"{k} {v:.2f}" for k, v in rec.get("phases", {}).items())
@@ -721,7 +725,9 @@ def render_timing(store, protocol, out_dir) -> list[str]:
         f"n̂ = {settings['n_landmarks']} random landmarks, ridge = {settings['ridge']:g}; graph "
         f"{GRAPH}. A fit under {REPEAT_BELOW_SECONDS:g} s is repeated ({REPEATS} fits, median); "
         "a slower one runs once. Peak memory: the child process's VmHWM (native allocations "
-        "included), in brackets the same after loading X and L, before the fit.",
+        "included), in brackets the same after loading X and L, before the fit. load: the "
+        "machine's 1-minute load average before and after a fit (other jobs on the 2 cores "
+        "slow it; recorded since 20:45 UTC on 2026-11-27, absent from older rows).",
         "",
         DATA_NOTE,
         "",
@@ -734,6 +740,15 @@ def render_timing(store, protocol, out_dir) -> list[str]:
             lines += [f"## {fam}", ""]
             lines += md_table(cols, [[f"{r['n']:,}", r["method"]] + _cell(r) for r in mine])
             lines += [""]
+    missing = [
+        f"{fam} {n:,} {meth}"
+        for fam, spec in families(protocol).items()
+        for n in spec["sizes"]
+        for meth in spec["methods"]
+        if _current(store, protocol, fam, meth, n) is None
+    ]
+    if missing:
+        lines += ["Planned and not recorded yet (the run was cut short): " + "; ".join(missing), ""]
     summary = [
         f"{line}: **{'—' if ok is None else ('PASS' if ok else 'FAIL')}**"
         for line, ok in _targets(rows, protocol)
