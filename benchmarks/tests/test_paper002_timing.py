@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from semiscale_bench.harness import Dataset, Protocol, RecordStore, RunContext
-from semiscale_bench.paper002 import clustering, timing
+from semiscale_bench.paper002 import clustering, timing, timing_report
 
 SHARED = next(
     (
@@ -139,7 +139,7 @@ def test_quick_timing_runs_records_and_renders(tmp_path, monkeypatch):
     timing.run_timing(None, protocol, store, _ctx(SHARED))
     own = timing.experiment_store(store, protocol, "timing")
     assert own.path == tmp_path / "timing" / "records.jsonl" and own.runs()
-    rows = timing._rows(own, protocol)
+    rows = timing_report._rows(own, protocol)
     expected = sum(len(f["sizes"]) * len(f["methods"]) for f in timing.families(protocol).values())
     assert len(rows) == expected
     for rec in rows:
