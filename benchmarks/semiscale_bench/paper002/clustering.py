@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from semiscale_bench.paper002.timing import _Records, experiment_store
+from semiscale_bench.paper002.timing_settings import _Records, experiment_store
 
 __all__ = ["GRID", "NOISE", "SEEDS", "clustering_error", "render_clustering", "run_clustering"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from semiscale_bench.paper002.timing import (
+from semiscale_bench.paper002.timing_settings import (
     DATA_NOTE,
     GRAPH,
     LINEAR_RATIO,
