@@ -29,6 +29,10 @@ from semiscale.kernels.fixed import (
     resolve_kernel,
 )
 
+# The protocol's public home: scikit-learn's parameter checks name the class by its module
+# ("an instance of 'semiscale.kernels.Kernel'"), and pickles find it here too.
+Kernel.__module__ = __name__
+
 __all__ = [
     "KERNEL_NAMES",
     "LOCAL_NEIGHBOR",
