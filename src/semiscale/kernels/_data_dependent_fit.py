@@ -177,12 +177,15 @@ def warn_condition(R, ridge, power) -> float:
     return kappa
 
 
-def warn_unlandmarked(L, landmarks) -> int:
-    """Warn when a connected component of the graph holds no landmark; return how many points."""
+def warn_unlandmarked(L, landmarks, graph=None) -> int:
+    """Warn when a connected component of the graph holds no landmark; return how many points.
+
+    A fitted ``graph``'s ``component_labels_`` are reused (its fit found them already).
+    """
     from semiscale.graph import DisconnectedGraphWarning
     from semiscale.graph._graph import component_labels
 
-    components = component_labels(L)
+    components = component_labels(L, graph)
     has = np.zeros(components.max() + 1, dtype=bool)
     has[components[landmarks]] = True
     missed = ~has[components]

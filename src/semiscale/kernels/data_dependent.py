@@ -433,7 +433,7 @@ class DataDependentKernel(Kernel):
     def _fit_landmarks(self, L, graph, timings):
         R = _fit.regularizer_base(L, self.ridge)
         self.condition_bound_ = _fit.warn_condition(R, self.ridge, self.power)
-        _fit.warn_unlandmarked(L, self.landmarks_)
+        _fit.warn_unlandmarked(L, self.landmarks_, graph)
         near_nullspace = None
         if getattr(graph, "normalized", False) and getattr(graph, "degree_", None) is not None:
             near_nullspace = np.sqrt(graph.degree_)  # the normalized Laplacian's null vector

@@ -32,7 +32,7 @@ from ._base import (
     _column_or_1d_labels,
 )
 from ._defaults import DEFAULT_KERNEL as DEFAULT_RBF
-from ._defaults import KERNEL_CONSTRAINT, kernel_to_fit
+from ._defaults import KERNEL_CONSTRAINT, kernel_reading_marker, kernel_to_fit
 
 __all__ = ["DataDependentSVC"]
 
@@ -221,19 +221,18 @@ class DataDependentSVC(SSLClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------------------ fit
     def _kernel_to_fit(self):
-        """A copy of the kernel to fit.  It reads ``y`` with the estimator's ``unlabeled``
-        marker, and takes the estimator's budget where its own is None."""
-        if self.kernel is None:
-            kernel = _default_kernel()
-        else:
-            kernel = clone(kernel_to_fit(self.kernel, DEFAULT_RBF))
-        own = kernel.get_params(deep=False)
-        update = {}
-        if "unlabeled" in own:
-            update["unlabeled"] = self.unlabeled
-        if own.get("memory_budget", 0) is None and self.memory_budget is not None:
-            update["memory_budget"] = self.memory_budget
-        return kernel.set_params(**update)
+        """The kernel to fit: it reads ``y`` with the estimator's ``unlabeled`` marker
+        (:func:`~semiscale.models._defaults.kernel_reading_marker`), and takes the estimator's
+        budget where its own is None."""
+        kernel = (
+            _default_kernel() if self.kernel is None else kernel_to_fit(self.kernel, DEFAULT_RBF)
+        )
+        kernel = kernel_reading_marker(kernel, self)
+        if kernel.get_params(deep=False).get("memory_budget", 0) is None and (
+            self.memory_budget is not None
+        ):
+            kernel = clone(kernel).set_params(memory_budget=self.memory_budget)
+        return kernel
 
     def _svc(self):
         return SVC(
