@@ -76,6 +76,7 @@ FLOPS = {
     "lauum": lambda L: L.shape[0] ** 3 / 3,
     "symmetrize": lambda K: float(K.size),
     "jittered_cholesky": lambda A, **k: A.shape[0] ** 3 / 3,
+    "eigh": lambda A, **k: 4 * A.shape[0] ** 3 / 3,
     "lu_factor": lambda A, **k: 2 * A.shape[0] ** 3 / 3,
     "lu_factor_checked": lambda A, **k: 2 * A.shape[0] ** 3 / 3,
     "lu_solve": lambda factor, B: 2.0 * factor[0].shape[0] ** 2 * _cols(B),

@@ -464,6 +464,52 @@ class ArrayOps:
         factor = cls._lu_factor_checked(A, overwrite_a)
         return sla.lu_solve(factor, B, check_finite=False)
 
+    def eigh(self, A, *, n_top=None, overwrite_a=False):
+        r"""The largest eigenpairs of a symmetric ``A``, eigenvalues in *decreasing* order.
+
+        LAPACK's MRRR driver ``syevr`` (``scipy.linalg.eigh(driver="evr")``): with ``n_top``
+        it computes only the top ``n_top`` pairs (``subset_by_index``), and its workspace is
+        ``26 n`` floats and ``10 n`` integers, where the divide-and-conquer ``syevd`` needs
+        ``2 n²`` more floats.  Only the lower triangle of ``A`` is read; a C-ordered ``A`` is
+        handed to LAPACK as its transpose (the same symmetric matrix, Fortran-ordered), so
+        ``overwrite_a=True`` really reuses ``A``'s buffer instead of copying it.
+
+        Parameters
+        ----------
+        A : ndarray of shape (n, n)
+            Symmetric, float64 or float32.
+        n_top : int or None, default=None
+            How many of the largest eigenpairs (None: all ``n``).
+        overwrite_a : bool, default=False
+            Let LAPACK destroy ``A``.
+
+        Returns
+        -------
+        values : ndarray of shape (n_top,)
+            Decreasing.
+        vectors : ndarray of shape (n, n_top)
+            Orthonormal columns (Fortran-ordered, as LAPACK writes them), ``vectors[:, i]`` for
+            ``values[i]``.
+        """
+        A = np.asarray(A)
+        n = A.shape[0]
+        k = n if n_top is None else max(0, min(int(n_top), n))
+        if k == 0:
+            return np.empty(0, A.dtype), np.empty((n, 0), A.dtype)
+        M = A.T if A.flags.c_contiguous and not A.flags.f_contiguous else A
+        values, vectors = sla.eigh(
+            M,
+            lower=False,  # Aᵀ's upper triangle is A's lower one
+            subset_by_index=None if k == n else (n - k, n - 1),
+            driver="evr",
+            overwrite_a=overwrite_a,
+            check_finite=False,
+        )
+        # decreasing order, columns swapped in place: a reversed copy would be a second n × k
+        for i in range(k // 2):
+            vectors[:, [i, k - 1 - i]] = vectors[:, [k - 1 - i, i]]
+        return values[::-1].copy(), vectors
+
     def lstsq(self, A, B):
         """Minimum-norm least-squares solution of ``A X = B`` (SVD-based LAPACK ``gelsd``)."""
         return sla.lstsq(A, B, check_finite=False)[0]
