@@ -2,16 +2,27 @@
 :class:`ClusterKernel` / :class:`NystromClusterKernel` against dense closed forms (n ≤ 200)."""
 
 import functools
+import math
+import tracemalloc
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
+from semiscale._memory import MemoryBudgetError
+from semiscale.cluster_kernels import ClusterKernel, CutWarning, NystromClusterKernel
 from semiscale.cluster_kernels import transfer as tr
+from semiscale.cluster_kernels._sizing import (
+    DEFAULT_MAX_COMPONENTS,
+    largest_subsample,
+    nystrom_sizes,
+)
 from semiscale.cluster_kernels._spectral import (
     extend_eigenvectors,
     kernel_degrees,
     virtual_samples,
 )
+from semiscale.datasets import make_two_moons
 from semiscale.kernels import RBF
 from semiscale.linalg.ops import get_ops
 
@@ -124,3 +135,192 @@ def test_the_extension_reproduces_the_fitted_rows():
     np.testing.assert_allclose(F_new @ F_new.T, F @ F.T, atol=1e-9)
     # the leading eigenvectors themselves come back
     np.testing.assert_allclose(U_new[:, :10], vectors[:, :10], atol=1e-9)
+
+
+# -------------------------------------------------------------------------- transformers
+def _moons(n=150, seed=0, n_labeled=6):
+    X, y = make_two_moons(n, noise=0.1, random_state=seed)
+    y_ssl = np.full_like(y, -1)
+    y_ssl[:n_labeled] = y[:n_labeled]
+    return X, y_ssl
+
+
+@pytest.mark.parametrize("transfer", ["poly-step", "linear-step", "polynomial"])
+def test_cluster_kernel_F_gives_the_closed_form(transfer):
+    X, y = _moons()
+    ck = ClusterKernel(gamma=2.0, transfer=transfer)
+    F = ck.fit_transform(X, y)
+    assert ck.cut_ == 6 + 9 and ck.n_components_ == F.shape[1] == 150
+    _, _, L = _dense_laplacian(X, 2.0)
+    np.testing.assert_allclose(F @ F.T, _closed_form(L, transfer, 15), atol=1e-10)
+    # transform of the fitted points is the fitted rows (the extension), and is what fit gives
+    np.testing.assert_allclose(ck.transform(X) @ F.T, F @ F.T, atol=1e-8)
+    np.testing.assert_allclose(
+        ClusterKernel(gamma=2.0, transfer=transfer).fit(X, y).transform(X), ck.transform(X)
+    )
+
+
+@pytest.mark.parametrize("transfer", ["poly-step", "linear", "step"])
+def test_nystrom_with_every_column_and_rank_is_the_exact_cluster_kernel(transfer):
+    X, y = _moons(120)
+    exact = ClusterKernel(gamma=2.0, transfer=transfer).fit_transform(X, y)
+    nys = NystromClusterKernel(n_components=120, n_landmarks=120, gamma=2.0, transfer=transfer)
+    F = nys.fit_transform(X, y)
+    assert (nys.n_components_, nys.n_landmarks_) == (120, 120)
+    np.testing.assert_allclose(F @ F.T, exact @ exact.T, atol=1e-8)
+    X_new = X[:15] + 0.05
+    ck = ClusterKernel(gamma=2.0, transfer=transfer).fit(X, y)
+    new_exact, new_nys = ck.transform(X_new), nys.transform(X_new)
+    np.testing.assert_allclose(new_nys @ F.T, new_exact @ exact.T, atol=1e-7)
+
+
+def test_nystrom_eigensystem_follows_eq_13():
+    # a rank-k Nyström of L from s landmarks, written out densely
+    X, _ = _moons(100)
+    nys = NystromClusterKernel(n_components=8, n_landmarks=30, gamma=2.0, cut=3, random_state=1)
+    F = nys.fit_transform(X)
+    K, d, L = _dense_laplacian(X, 2.0)
+    S = nys.landmark_indices_
+    W = L[np.ix_(S, S)]
+    w, V = np.linalg.eigh(W)
+    w, V = w[::-1][:8], V[:, ::-1][:, :8]
+    np.testing.assert_allclose(nys.eigenvalues_, 100 / 30 * w, rtol=1e-10)
+    U = np.sqrt(30 / 100) * L[:, S] @ V / w
+    sig = tr.poly_step(100 / 30 * w, 3)
+    Lt = (U * sig) @ U.T
+    Dt = 1.0 / np.diag(Lt)
+    np.testing.assert_allclose(F @ F.T, np.sqrt(np.outer(Dt, Dt)) * Lt, atol=1e-9)
+
+
+def test_the_kernel_reading_follows_eqs_3_to_6():
+    X, _ = _moons(100)
+    nys = NystromClusterKernel(
+        n_components=8, n_landmarks=30, gamma=2.0, cut=3, approximation="kernel", random_state=1
+    )
+    F = nys.fit_transform(X)
+    assert nys.degrees_ is None
+    K, d, _ = _dense_laplacian(X, 2.0)
+    S = nys.landmark_indices_
+    w, V = np.linalg.eigh(K[np.ix_(S, S)])
+    w, V = w[::-1][:8], V[:, ::-1][:, :8]
+    U = np.sqrt(30 / 100) * K[:, S] @ V / w  # eq. (13) on K
+    sig = tr.poly_step(100 / 30 * w, 3)
+    Lt = (U * sig) @ U.T / np.sqrt(np.outer(d, d))  # eq. (4): D^{-1/2} U Σ̃ Uᵀ D^{-1/2}
+    Dt = 1.0 / np.diag(Lt)  # eq. (5)
+    np.testing.assert_allclose(F @ F.T, np.sqrt(np.outer(Dt, Dt)) * Lt, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [ClusterKernel, NystromClusterKernel])
+def test_sparse_X_gives_what_dense_X_gives(cls):
+    X, y = _moons(100)
+    X = np.hstack([X, np.zeros((100, 3))])
+    dense = cls(random_state=0).fit_transform(X, y)
+    est = cls(random_state=0)
+    sparse = est.fit_transform(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse @ sparse.T, dense @ dense.T, atol=1e-9)
+    np.testing.assert_allclose(est.transform(sp.csr_matrix(X[:9])), sparse[:9], atol=1e-8)
+
+
+def test_a_seed_reproduces_the_landmarks_and_F():
+    X, y = _moons(200)
+    a = NystromClusterKernel(n_components=10, cut=5, random_state=3).fit_transform(X, y)
+    b = NystromClusterKernel(n_components=10, cut=5, random_state=3).fit_transform(X, y)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_a_cut_past_the_rank_warns_and_is_reported():
+    X, y = _moons(150, n_labeled=40)
+    with pytest.warns(CutWarning, match=r"cut h = 49 \(l \+ 9, l = 40 labeled\).*square root"):
+        nys = NystromClusterKernel(n_components=20, gamma=2.0, random_state=0).fit(X, y)
+    assert (nys.cut_, nys.n_components_) == (49, 20)
+    np.testing.assert_allclose(nys.transferred_eigenvalues_, np.sqrt(nys.eigenvalues_))
+    # NaN and other markers count the same labeled rows
+    y_nan = np.where(y == -1, np.nan, y).astype(float)
+    with pytest.warns(CutWarning):
+        other = NystromClusterKernel(n_components=20, gamma=2.0, unlabeled=np.nan).fit(X, y_nan)
+    assert other.cut_ == 49
+
+
+def test_cluster_kernel_random_subsample_keeps_the_labeled_rows():
+    X, y = _moons(300, n_labeled=10)
+    ck = ClusterKernel(gamma=2.0, max_samples=120, random_state=0)
+    F = ck.fit_transform(X, y)
+    assert ck.n_fit_samples_ == 120 and F.shape == (300, 120)
+    assert set(range(10)) <= set(ck.fit_indices_)
+    # the fitted rows are the exact kernel of the subsample; the others its extension
+    sub = ClusterKernel(gamma=2.0).fit_transform(X[ck.fit_indices_], y[ck.fit_indices_])
+    np.testing.assert_allclose(F[ck.fit_indices_] @ F[ck.fit_indices_].T, sub @ sub.T, atol=1e-9)
+    np.testing.assert_allclose(F, ck.transform(X), atol=1e-8)
+    with pytest.raises(ValueError, match="max_samples=5 is below the 10 labeled rows"):
+        ClusterKernel(max_samples=5).fit(X, y)
+
+
+# -------------------------------------------------------------------------------- budget
+def test_chosen_sizes_grow_with_the_budget():
+    sizes = [nystrom_sizes(30_000, 123, f"{mb}MB", "budget") for mb in (50, 100, 200, 400)]
+    ks = [k for k, _, _ in sizes]
+    assert ks == sorted(ks) and len(set(ks)) == 4, sizes
+    for (k, s, est), mb in zip(sizes, (50, 100, 200, 400), strict=True):
+        assert k <= s <= 30_000 and est <= mb * 2**20
+        assert s == math.ceil(k * math.log(k))
+    # the default is capped, the budget only lowers it
+    assert nystrom_sizes(30_000, 123, "8GB")[0] == DEFAULT_MAX_COMPONENTS
+    assert nystrom_sizes(30_000, 123, "50MB")[0] == sizes[0][0]
+    # tiny data: k <= s <= n
+    assert nystrom_sizes(7, 2, "1GB", "budget")[:2] == (7, 7)
+    m_small, _ = largest_subsample(5000, 10, "50MB", 10)
+    m_large, _ = largest_subsample(5000, 10, "200MB", 10)
+    assert 10 < m_small < m_large < 5000
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: NystromClusterKernel(memory_budget="2MB"),
+        lambda: NystromClusterKernel(n_components=2000, memory_budget="40MB"),
+        lambda: ClusterKernel(memory_budget="100MB"),
+        lambda: ClusterKernel(max_samples="budget", memory_budget="20MB"),
+    ],
+)
+def test_an_impossible_budget_is_refused_before_allocating(make):
+    X = np.random.RandomState(0).randn(6000, 5)
+    y = np.full(6000, -1)
+    y[:3000] = 0  # ClusK+RandSub must hold the 3,000 labeled rows
+    est = make()
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoryBudgetError, match=r"memory_budget=.*raise memory_budget"):
+            est.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 * 2**20, peak  # nothing of the fit's arrays was allocated
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: NystromClusterKernel(memory_budget="60MB", random_state=0),
+        lambda: NystromClusterKernel(
+            n_components="budget", memory_budget="60MB", approximation="kernel", random_state=0
+        ),
+        lambda: ClusterKernel(max_samples="budget", memory_budget="60MB", random_state=0),
+    ],
+)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_traced_peak_stays_under_the_estimate(make, sparse):
+    rng = np.random.RandomState(0)
+    X = rng.randn(4000, 20) * (rng.rand(4000, 20) < 0.3)
+    X = sp.csr_matrix(X) if sparse else X
+    y = np.full(4000, -1)
+    y[:50] = rng.randint(2, size=50)
+    est = make()
+    tracemalloc.start()
+    try:
+        F = est.fit_transform(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert est.estimated_bytes_ <= 60 * 2**20
+    assert F.shape[0] == 4000
+    assert peak <= est.estimated_bytes_, (peak, est.estimated_bytes_)

@@ -7,6 +7,15 @@ reshapes the spectrum of :math:`L = D^{-1/2} K D^{-1/2}` with a transfer functio
 :mod:`semiscale.cluster_kernels._spectral`.
 """
 
+from ._base import CutWarning
+from .exact import ClusterKernel
+from .nystrom import NystromClusterKernel
 from .transfer import TRANSFERS, resolve_transfer
 
-__all__ = ["TRANSFERS", "resolve_transfer"]
+__all__ = [
+    "ClusterKernel",
+    "CutWarning",
+    "NystromClusterKernel",
+    "TRANSFERS",
+    "resolve_transfer",
+]

@@ -1,0 +1,223 @@
+r"""From a memory budget to the sizes of a cluster kernel: what the implementation allocates.
+
+Paper 003 sizes NysCK by :math:`(d + s + 2k)\,n \cdot 8` bytes with :math:`s = k \log k`, where
+``d n`` is the data and ``s n`` the stored columns ``C``.  Here the data are the caller's (they
+are not counted, as everywhere in semiscale: ``memory_budget`` bounds what a fit allocates,
+:func:`semiscale._memory.unbudgeted_bytes`) and ``C`` is never stored: the fit streams it twice
+through the ops layer (once for the landmarks' degrees, once for ``F``), so the arrays are
+
+========================================  ==========================================
+array                                     float64 entries
+========================================  ==========================================
+the landmarks ``X_S`` (dense bound)       :math:`s d`
+``W = K(X_S, X_S)``, eigen-solved in place :math:`s^2`
+LAPACK ``syevr``'s eigenvectors, workspace :math:`s k + 40 s`
+``G = D_S^{-1/2} U_W Σ_W^+ \tilde Σ^{1/2}`` :math:`s k` (+ one copy while formed)
+``F`` (``fit_transform``, ``transform``)   :math:`n k`, plus ``n`` row norms
+kernel blocks and their ``B``-side operands :data:`STREAM_BYTES` + :math:`s (d + 2)`
+========================================  ==========================================
+
+and the exact :class:`~semiscale.cluster_kernels.ClusterKernel` on ``m`` fitted points holds
+:math:`K` (:math:`m^2`), its eigenvectors (:math:`m^2`, and ``F``'s :math:`n m` in their
+place's stead once ``K`` is released), LAPACK's :math:`40 m` and a copy of the subsample's rows.
+A data-dependent ``gamma`` (``"median"``, ``"local"``) first measures distances on a sample of
+at most 1,000 points: :func:`heuristic_bytes`, released before the arrays above exist, so the
+estimate is the larger of the two.  ``tests/test_cluster_kernels.py`` checks the traced peak
+(``tracemalloc``) of fits against these estimates.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._bandwidth import MEDIAN_SAMPLE_SIZE
+from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
+
+__all__ = [
+    "DEFAULT_MAX_COMPONENTS",
+    "STREAM_BYTES",
+    "exact_parts",
+    "heuristic_bytes",
+    "largest_subsample",
+    "landmarks_for",
+    "nystrom_parts",
+    "nystrom_sizes",
+]
+
+#: What the kernel blocks of one streamed product may hold (all threads together) on top of
+#: their ``B``-side operands: the ops layer caps a block at 8 MiB
+#: (:data:`~semiscale.linalg.streaming.STREAM_BLOCK_BYTES`), so two threads' blocks and their
+#: temporaries fit.
+STREAM_BYTES = 24 * 1024**2
+
+#: The most components :class:`~semiscale.cluster_kernels.NystromClusterKernel` takes when
+#: ``n_components=None`` (the budget may only lower it; ``n_components="budget"`` lifts it):
+#: with ``s = k ln k`` = 1,420 landmarks the ``s × s`` eigenproblem and the two streamed passes
+#: keep a default fit on 5,000 points to seconds (see ``tests/test_cluster_kernels.py``).
+DEFAULT_MAX_COMPONENTS = 256
+
+_LAPACK = 40  # syevr: 26 n float64 of work, 10 n int32, 2 n int32 of support, n eigenvalues
+
+
+def heuristic_bytes(n, d, gamma) -> int:
+    """Bytes of the ``gamma="median"``/``"local"`` width measurement (0 for a numeric gamma).
+
+    The sample's ``m = min(n, 1000)`` squared distances, their upper triangle's indices and
+    values: measured 19.2 MiB (dense, d = 20) to 23.8 MiB (sparse, d = 123) of traced peak at
+    m = 1,000; counted as :math:`26 m^2 + 16 m d` bytes.
+    """
+    if not isinstance(gamma, str):
+        return 0
+    m = min(int(n), MEDIAN_SAMPLE_SIZE)
+    return 26 * m * m + 16 * m * int(d)
+
+
+def _stream(rows, d) -> int:
+    return STREAM_BYTES + 8 * int(rows) * (int(d) + 2)
+
+
+def nystrom_parts(n, d, k, s) -> dict:
+    """The arrays of a Nyström cluster-kernel fit (name -> bytes); see the module's table."""
+    n, d, k, s = int(n), int(d), int(k), int(s)
+    return {
+        f"the {s} landmarks' features": 8 * s * d,
+        f"the {s}x{s} landmark kernel W": 8 * s * s,
+        f"its top {k} eigenvectors and LAPACK's workspace": 8 * (s * k + _LAPACK * s),
+        f"the {s}x{k} extension weights (and a copy)": 8 * 2 * s * k,
+        f"the {n}x{k} virtual samples F": 8 * (n * k + n),
+        "the streamed kernel blocks": _stream(s, d),
+    }
+
+
+def exact_parts(n_rows, n_fit, d, *, subsample=False) -> dict:
+    """The arrays of an exact cluster-kernel fit on ``n_fit`` of ``n_rows`` points."""
+    n, m, d = int(n_rows), int(n_fit), int(d)
+    parts = {
+        f"the {m}x{m} kernel matrix": 8 * m * m,
+        f"its {m} eigenvectors and LAPACK's workspace": 8 * (m * m + _LAPACK * m),
+        f"the {n}x{m} virtual samples F": 8 * (n * m + n),
+        "the streamed kernel blocks": _stream(m, d),
+    }
+    if subsample:
+        parts[f"the {m} fitted points' features"] = 8 * m * d
+        # the other rows of F are extended in chunks of at most STREAM_BYTES
+        parts["one chunk of extended rows"] = min(STREAM_BYTES, 8 * (n - m) * m)
+    return parts
+
+
+def _total(parts, heuristic) -> int:
+    # the width measurement's temporaries are released before any array of the fit exists
+    return max(int(sum(parts.values())), int(heuristic))
+
+
+def landmarks_for(k, n) -> int:
+    """Paper 003's ``s = k ln k`` landmarks for rank ``k``, kept in ``[k, n]``."""
+    k, n = int(k), int(n)
+    return int(min(n, max(k, math.ceil(k * math.log(max(k, 1))))))
+
+
+def nystrom_sizes(n, d, memory_budget, n_components=None, n_landmarks=None, *, gamma="median"):
+    """Rank ``k``, landmarks ``s`` and estimated bytes of a Nyström cluster kernel.
+
+    Parameters
+    ----------
+    n, d : int
+        Points and features.
+    memory_budget : int, str or None
+        See :func:`semiscale._memory.parse_memory_budget`.
+    n_components : int, "budget" or None
+        ``k``.  None: the largest ``k`` ≤ :data:`DEFAULT_MAX_COMPONENTS` that fits; ``"budget"``:
+        the largest that fits, up to ``n``; an int: that (at most ``n``), refused if it does not
+        fit.
+    n_landmarks : int or None
+        ``s``.  None: :func:`landmarks_for` ``(k, n)``; an int: that (at most ``n``, at least
+        ``k``: ``k`` is lowered to ``s`` when larger).
+    gamma : float or str
+        The kernel's width (a heuristic name adds :func:`heuristic_bytes`).
+
+    Returns
+    -------
+    k, s, estimated_bytes : int
+
+    Raises
+    ------
+    MemoryBudgetError
+        When not even ``k = 1`` (or the requested sizes) fits, naming ``memory_budget``, the
+        value refused and the fix.  Nothing is allocated.
+    """
+    budget = parse_memory_budget(memory_budget)
+    n, d = int(n), int(d)
+    heuristic = heuristic_bytes(n, d, gamma)
+
+    def sizes(k):
+        s = landmarks_for(k, n) if n_landmarks is None else min(int(n_landmarks), n)
+        k = min(k, s)
+        return k, s, _total(nystrom_parts(n, d, k, s), heuristic)
+
+    if isinstance(n_components, str) or n_components is None:
+        top = n if n_components == "budget" else min(n, DEFAULT_MAX_COMPONENTS)
+        if sizes(1)[2] > budget:
+            _refuse(budget, sizes(1), n, d, heuristic, "k = 1")
+        lo, hi = 1, top  # the largest k with sizes(k) within the budget: bytes grow with k
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if sizes(mid)[2] <= budget else (lo, mid - 1)
+        return sizes(lo)
+    chosen = sizes(min(int(n_components), n))
+    if chosen[2] > budget:
+        _refuse(budget, chosen, n, d, heuristic, f"n_components={n_components}")
+    return chosen
+
+
+def _refuse(budget, chosen, n, d, heuristic, what):
+    k, s, needed = chosen
+    parts = nystrom_parts(n, d, k, s)
+    listed = " + ".join(f"{name} {format_bytes(size)}" for name, size in parts.items())
+    width = (
+        f" (the gamma heuristic alone needs {format_bytes(heuristic)}: a numeric gamma avoids it)"
+        if heuristic >= sum(parts.values())
+        else ""
+    )
+    raise MemoryBudgetError(
+        f"memory_budget={format_bytes(budget)} is too small for a Nystrom cluster kernel with "
+        f"{what} (s = {s} landmarks) on {n} points: it needs {listed} = {format_bytes(needed)}"
+        f"{width}; raise memory_budget to at least {needed} bytes ({format_bytes(needed)})"
+        + (", or pass fewer n_components" if what.startswith("n_components") else "")
+    )
+
+
+def largest_subsample(n, d, memory_budget, n_required, *, gamma="median"):
+    """The most points (≥ ``n_required``, ≤ ``n``) an exact cluster kernel fits on in the budget.
+
+    ClusK+RandSub: every labeled point (``n_required``) plus as many unlabeled ones as fit,
+    counting :func:`exact_parts` for ``n`` rows of ``F``.
+
+    Returns
+    -------
+    m, estimated_bytes : int
+
+    Raises
+    ------
+    MemoryBudgetError
+        When not even the ``n_required`` points fit (naming ``memory_budget`` and the fix).
+    """
+    budget = parse_memory_budget(memory_budget)
+    heuristic = heuristic_bytes(n, d, gamma)
+
+    def cost(m):
+        return _total(exact_parts(n, m, d, subsample=m < n), heuristic)
+
+    low = max(int(n_required), 2)
+    if cost(low) > budget:
+        needed = cost(low)
+        raise MemoryBudgetError(
+            f"memory_budget={format_bytes(budget)} is too small for an exact cluster kernel on "
+            f"the {low} labeled points (the least ClusK+RandSub fits on): it needs "
+            f"{format_bytes(needed)}; raise memory_budget to at least {needed} bytes "
+            f"({format_bytes(needed)}), or use NystromClusterKernel"
+        )
+    lo, hi = low, int(n)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if cost(mid) <= budget else (lo, mid - 1)
+    return lo, cost(lo)
