@@ -85,6 +85,11 @@ CATALOG = {
         "paper 002 (data-dependent kernels): Figures 2-3 learning curves, Figure 4 kernel "
         "k-means, Figure 5 kernel build time to 10⁶ points",
     ),
+    "paper003": (
+        "semiscale_bench.paper003",
+        "paper 003 (storage fit learning): Table 3 AUCs, Figure 1 / Table 2 budgeted fits with "
+        "measured peak memory, Figure 2 SoCK against time",
+    ),
     "paper004": (
         "semiscale_bench.paper004",
         "paper 004 (approximate CV, t-BIF): Tables 1-2, t-BIF against exact t-CV, t = 5, 10, 20",
