@@ -30,12 +30,21 @@ pytestmark = [
     # DataDependentSVC's default kernel asks for 250 landmarks; the checks' data sets are smaller,
     # so every point is a landmark (the documented fallback, which warns)
     pytest.mark.filterwarnings("ignore::semiscale.kernels._data_dependent_fit.LandmarkWarning"),
+    # scikit-learn's checks label every point, so the cluster kernels' poly-step cut l + 9
+    # passes the rank of their small problems (the documented CutWarning)
+    pytest.mark.filterwarnings("ignore::semiscale.cluster_kernels.CutWarning"),
 ]
 
 ESTIMATORS = all_estimators()
 MODELS = all_estimators(type_filter=["classifier", "regressor"])
 #: Unsupervised estimators (KernelKMeans): fitted on X alone, held to scikit-learn's checks too.
 CLUSTERERS = all_estimators(type_filter="cluster")
+#: Transformers with a ``transform`` of new points (the cluster kernels): held to scikit-learn's
+#: checks too.  The graphs are transformers as well, of the training points only (their
+#: ``fit_transform`` is the Laplacian): they have their own tests.
+TRANSFORMERS = [
+    (n, c) for n, c in all_estimators(type_filter="transformer") if not TYPES["graph"](c)
+]
 
 #: The canonical documentation of ``verbose`` (semiscale._progress): every estimator's
 #: docstring carries these lines verbatim.
@@ -105,10 +114,17 @@ def _instance(cls, X=None):
     return est
 
 
+def _is_transformer(est):
+    return TYPES["transformer"](type(est)) and not TYPES["graph"](type(est))
+
+
 def _fit_output(est, X, y_ssl):
-    """Fit ``est`` on the tiny problem and return what it computes (predictions or Laplacian)."""
+    """Fit ``est`` on the tiny problem and return what it computes (predictions, Laplacian or
+    transformed points)."""
     if TYPES["graph"](type(est)):
         return est.fit(X).laplacian_.toarray()
+    if _is_transformer(est):
+        return est.fit(X, y_ssl).transform(X)
     if TYPES["cluster"](type(est)):
         return est.fit(X).predict(X)
     est.fit(X, _targets(est, y_ssl))
@@ -159,8 +175,12 @@ def test_registry_finds_every_public_estimator_class():
 @pytest.mark.parametrize("name, cls", ESTIMATORS, ids=_ids(ESTIMATORS))
 def test_every_estimator_is_of_a_known_type(name, cls):
     # a kind of estimator none of the common tests' helpers know must fail here first
-    kinds = [t for t in ("classifier", "regressor", "cluster", "graph", "search") if TYPES[t](cls)]
+    kinds = [
+        t for t in ("classifier", "regressor", "cluster", "transformer", "search") if TYPES[t](cls)
+    ]
     assert len(kinds) == 1, (name, kinds)
+    # a graph is a transformer (of its training points)
+    assert not TYPES["graph"](cls) or kinds == ["transformer"], (name, kinds)
 
 
 def test_type_filter():
@@ -168,7 +188,11 @@ def test_type_filter():
     assert {"LapSVC", "NystromLapSVC", "SparseLapCVMClassifier"} <= classifiers
     assert set(_ids(all_estimators(type_filter=["classifier", "regressor"]))) == set(_ids(MODELS))
     assert set(_ids(all_estimators(type_filter="search"))) >= {"BIFSearchCV", "SSLGridSearchCV"}
-    assert set(_ids(all_estimators(type_filter="transformer"))) >= {"KNNGraph"}
+    assert set(_ids(all_estimators(type_filter="transformer"))) >= {
+        "KNNGraph",
+        "ClusterKernel",
+        "NystromClusterKernel",
+    }
     with pytest.raises(ValueError, match="type_filter must be None or among"):
         all_estimators(type_filter="clusterer")
 
@@ -197,7 +221,7 @@ def test_top_level_exports_resolve_and_cover_the_public_modules():
 
 # ------------------------------------------------------------------ scikit-learn's checks
 @parametrize_with_checks(
-    [_instance(cls) for _, cls in MODELS + CLUSTERERS],
+    [_instance(cls) for _, cls in MODELS + CLUSTERERS + TRANSFORMERS],
     expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_compatible(estimator, check):
@@ -229,6 +253,8 @@ def test_pickle_round_trip_predicts_the_same(name, cls):
     again = pickle.loads(pickle.dumps(est))
     if TYPES["graph"](cls):
         assert (again.laplacian_ != est.laplacian_).nnz == 0
+    elif _is_transformer(est):
+        _assert_same(before, again.transform(X), rtol=1e-12)
     else:
         out = again.predict(X)
         if hasattr(again, "decision_function"):

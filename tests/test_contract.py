@@ -40,8 +40,10 @@ SRC = Path(semiscale.models.__file__).resolve().parents[1]
 
 def public_estimators():
     """Every estimator of the registry that fits a semi-supervised model: not a graph, not a
-    search, not a clusterer (unsupervised: no labels, no graph term, no fit path to declare)."""
-    others = {cls for _, cls in all_estimators(type_filter=["graph", "search", "cluster"])}
+    search, not a clusterer (unsupervised: no labels, no graph term, no fit path to declare),
+    not a transformer (the cluster kernels: they make features, another estimator fits)."""
+    kinds = ["graph", "search", "cluster", "transformer"]
+    others = {cls for _, cls in all_estimators(type_filter=kinds)}
     return [cls for _, cls in all_estimators() if cls not in others]
 
 

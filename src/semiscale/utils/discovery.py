@@ -25,6 +25,7 @@ from sklearn.base import (
     ClusterMixin,
     MetaEstimatorMixin,
     RegressorMixin,
+    TransformerMixin,
 )
 
 from ..kernels import Kernel
@@ -47,9 +48,10 @@ TYPES = {
     "regressor": lambda cls: issubclass(cls, RegressorMixin),
     # scikit-learn's ClusterMixin: KernelKMeans (unsupervised: fit(X), labels_, predict)
     "cluster": lambda cls: issubclass(cls, ClusterMixin),
-    # no semiscale class derives from TransformerMixin: the graphs are transductive transformers
+    # scikit-learn's TransformerMixin: the cluster kernels (fit_transform gives the virtual
+    # samples, transform extends them to new points); and the graphs, transductive transformers
     # (fit_transform returns the Laplacian, there is no transform of new points)
-    "transformer": lambda cls: hasattr(cls, "fit_transform") or hasattr(cls, "transform"),
+    "transformer": lambda cls: issubclass(cls, TransformerMixin) or _is_graph(cls),
     # what an estimator's ``graph`` parameter takes: a class of semiscale.graph
     "graph": _is_graph,
     # meta-estimators: the grid searches, which fit clones of the estimator they are given
@@ -77,8 +79,9 @@ def all_estimators(type_filter=None):
 list of them or None, default=None
         Keep only the estimators of at least one of these types (None: all of them).
         Classifiers, regressors and clusterers are told by scikit-learn's ``ClassifierMixin``,
-        ``RegressorMixin`` and ``ClusterMixin``; transformers by a ``fit_transform`` or
-        ``transform`` method (the graphs: their ``fit_transform`` returns the Laplacian);
+        ``RegressorMixin`` and ``ClusterMixin``; transformers by ``TransformerMixin`` (the
+        cluster kernels), the graphs being transformers too (their ``fit_transform`` returns
+        the Laplacian);
         graphs are the classes of :mod:`semiscale.graph`; searches are the meta-estimators
         (``MetaEstimatorMixin``).
 
