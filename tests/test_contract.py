@@ -30,7 +30,13 @@ from semiscale.model_selection import SSLKFold, bif_cross_val_score
 from semiscale.model_selection.bif import supports_bif
 from semiscale.models import LapRLSRegressor
 from semiscale.models._base import ManifoldMixin
-from semiscale.models._contract import CAPABILITY_PARAMETERS, FitContract, fit_contract, fit_rules
+from semiscale.models._contract import (
+    CAPABILITY_PARAMETERS,
+    PATHS_WITHOUT_EXPANSION,
+    FitContract,
+    fit_contract,
+    fit_rules,
+)
 from semiscale.models._fit_state import fit_with_state
 from semiscale.models.graph_learning import _GraphLearningClassifier
 from semiscale.utils import all_estimators
@@ -89,8 +95,8 @@ def contract_problems(cls) -> list[str]:
         problems.append("fit_path='label-propagation' but the class propagates no labels")
     if (contract.expansion == "centers") != ("n_centers" in params):
         problems.append(f"expansion={contract.expansion!r} but n_centers in params is not so")
-    if (contract.expansion is None) != (contract.fit_path == "label-propagation"):
-        problems.append("only label propagation has no kernel expansion (expansion=None)")
+    if (contract.expansion is None) != (contract.fit_path in PATHS_WITHOUT_EXPANSION):
+        problems.append(f"only {PATHS_WITHOUT_EXPANSION} have no kernel expansion (expansion=None)")
     if contract.approximate_cv_formulations is not None:
         values = _formulation_values(cls)
         if values is None or not set(contract.approximate_cv_formulations) <= values:

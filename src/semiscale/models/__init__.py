@@ -5,10 +5,13 @@ from .harmonic import HarmonicClassifier
 from .kernel_kmeans import KernelKMeans
 from .laprls import LapRLSClassifier, LapRLSRegressor
 from .lapsvm import LapSVC
+from .nearest_neighbors import NearestNeighborsClassifier
 from .nystrom_laprls import NystromLapRLSClassifier, NystromLapRLSRegressor
 from .nystrom_lapsvm import NystromLapSVC
 from .poisson import PoissonClassifier
 from .slapcvm import SparseLapCVMClassifier, SparseLapCVMRegressor
+from .storage_fit import StorageFitClassifier
+from .tsvm import TSVMClassifier
 
 __all__ = [
     "DataDependentSVC",
@@ -17,10 +20,13 @@ __all__ = [
     "LapRLSClassifier",
     "LapRLSRegressor",
     "LapSVC",
+    "NearestNeighborsClassifier",
     "NystromLapRLSClassifier",
     "NystromLapRLSRegressor",
     "NystromLapSVC",
     "PoissonClassifier",
     "SparseLapCVMClassifier",
     "SparseLapCVMRegressor",
+    "StorageFitClassifier",
+    "TSVMClassifier",
 ]

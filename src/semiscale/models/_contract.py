@@ -41,6 +41,8 @@ __all__ = [
     "EXPANSIONS",
     "FIT_PATHS",
     "FitContract",
+    "KERNEL_PATHS",
+    "PATHS_WITHOUT_EXPANSION",
     "FitRules",
     "fit_contract",
     "fit_rules",
@@ -52,8 +54,23 @@ __all__ = [
 #: :class:`~semiscale.solvers.problem.ManifoldProblem` handed to the estimator's ``_solve``), a
 #: core vector machine of its own (SLapCVM), label propagation on the graph alone, or a kernel
 #: machine of scikit-learn's (libsvm) on a kernel learned from all points (paper 002's
-#: ``DataDependentSVC``: the graph, if any, belongs to the kernel).
-FIT_PATHS = ("manifold", "core-vector-machine", "label-propagation", "kernel-machine")
+#: ``DataDependentSVC``: the graph, if any, belongs to the kernel; paper 003's TSVM), a
+#: classifier of scikit-learn's on features that a transformer learned from all points (paper
+#: 003's ``StorageFitClassifier``: a ``transformer`` and a ``classifier``, no ``kernel``), or a
+#: nearest-neighbour search among the labeled points (paper 003's 1-NN baseline: no kernel, no
+#: randomness, so neither a ``kernel`` nor a ``random_state``).
+FIT_PATHS = (
+    "manifold",
+    "core-vector-machine",
+    "label-propagation",
+    "kernel-machine",
+    "feature-machine",
+    "nearest-neighbors",
+)
+#: The fit paths whose model is no kernel expansion (``expansion=None``).
+PATHS_WITHOUT_EXPANSION = ("label-propagation", "nearest-neighbors")
+#: The fit paths whose estimators have a ``kernel`` parameter.
+KERNEL_PATHS = ("manifold", "core-vector-machine", "kernel-machine")
 #: The points of the learned kernel expansion ``Σ_j α_j k(x_j, ·)``: all training points (the
 #: labeled ones without a graph term), Nyström centers, a core set's support; None: no kernel.
 EXPANSIONS = ("training", "centers", "support", None)
@@ -79,10 +96,13 @@ class FitContract:
 
     Attributes
     ----------
-    fit_path : {"manifold", "core-vector-machine", "label-propagation", "kernel-machine"}
+    fit_path : {"manifold", "core-vector-machine", "label-propagation", "kernel-machine", \
+"feature-machine", "nearest-neighbors"}
         :data:`FIT_PATHS`.  ``"manifold"``: ``ManifoldMixin._fit_problem``, the estimator
         implementing ``_solve(problem) -> Solution`` (and ``_check_before_graph``).
-        ``"kernel-machine"``: a ``kernel`` but no ``graph`` parameter.
+        ``"kernel-machine"``: a ``kernel`` but no ``graph`` parameter.  ``"feature-machine"``:
+        a ``transformer`` and a ``classifier``, no ``kernel``.  ``"nearest-neighbors"``: no
+        ``kernel`` and no ``random_state``.
     expansion : {"training", "centers", "support"} or None
         :data:`EXPANSIONS`: the span of the fitted function.  Approximate CV's exact Hessian
         exists for ``"training"``; ``"centers"`` is approximated on its own centers.
@@ -134,6 +154,12 @@ class FitContract:
             raise ValueError(f"fit_path must be one of {FIT_PATHS}, got {self.fit_path!r}")
         if self.expansion not in EXPANSIONS:
             raise ValueError(f"expansion must be one of {EXPANSIONS}, got {self.expansion!r}")
+        if (self.expansion is None) != (self.fit_path in PATHS_WITHOUT_EXPANSION):
+            raise ValueError(
+                f"fit_path={self.fit_path!r} needs expansion "
+                f"{'None' if self.fit_path in PATHS_WITHOUT_EXPANSION else 'other than None'}, "
+                f"got {self.expansion!r}"
+            )
         if self.approximate_cv and self.fit_path != "manifold":
             raise ValueError(
                 f"approximate_cv=True needs fit_path='manifold' (the path that keeps the fit "
@@ -147,9 +173,13 @@ class FitContract:
 
     def parameters(self) -> set[str]:
         """The estimator parameters this contract says the estimator has."""
-        names = {"verbose", "random_state"}
-        if self.fit_path != "label-propagation":
+        names = {"verbose"}
+        if self.fit_path != "nearest-neighbors":
+            names.add("random_state")
+        if self.fit_path in KERNEL_PATHS:
             names.add("kernel")
+        if self.fit_path == "feature-machine":
+            names |= {"transformer", "classifier"}
         if self.fit_path in ("manifold", "core-vector-machine"):
             names.add("graph")
         if self.fit_path == "manifold":
