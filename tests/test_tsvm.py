@@ -164,5 +164,7 @@ def test_a_budget_too_small_is_refused_before_the_gram_matrix(monkeypatch):
     with pytest.raises(MemoryBudgetError, match="set max_unlabeled='budget'") as info:
         TSVMClassifier(memory_budget="1MB").fit(X, y_ssl)
     assert "400x400 Gram matrix" in str(info.value)
-    with pytest.raises(MemoryBudgetError, match="memory_budget=10.0 KiB"):
+    with pytest.raises(MemoryBudgetError, match="memory_budget=10.0 KiB") as info:
         TSVMClassifier(memory_budget="10KB", max_unlabeled="budget").fit(X, y_ssl)
+    assert "10 labeled and 0 unlabeled" in str(info.value)
+    assert "set max_unlabeled" not in str(info.value)  # it is set: no fix to offer but the budget

@@ -341,7 +341,9 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
             self.memory_budget,
             what=f"{type(self).__name__} trained on {labeled.size} labeled and {u} unlabeled "
             "points",
-            fix="set max_unlabeled='budget' (TSVM+RandSub: the largest unlabeled sample that fits)",
+            fix=""
+            if self.max_unlabeled == "budget"
+            else "set max_unlabeled='budget' (TSVM+RandSub: the largest unlabeled sample that fits)",
         )
         self.estimated_bytes_ = int(sum(parts.values()))
         self.classes_ = targets.classes
