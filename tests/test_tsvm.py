@@ -128,6 +128,28 @@ def test_unfinished_switching_warns_naming_max_iter():
         TSVMClassifier(kernel=RBF(gamma=2.0), max_iter=1).fit(X, y_ssl)
 
 
+def test_a_switch_back_to_a_labeling_already_tried_ends_the_weight(monkeypatch):
+    # australian (10 % labels, seed 0) switched one pair back and forth 50 times at
+    # C* = 3.2e-4, where a switch gains less than libsvm's tolerance: a cycle, not progress
+    X, _, y_ssl = _moons(120, 4)
+    first = {}
+
+    def always_the_same_pair(y_u, f_u):
+        if not first:  # the first positive and negative of the initial labeling
+            first["pair"] = (np.flatnonzero(y_u > 0)[:1], np.flatnonzero(y_u < 0)[:1])
+        i, j = first["pair"]
+        return (i, j) if y_u[i[0]] > 0 else (j, i)  # switch them, then switch them back
+
+    monkeypatch.setattr(TSVMClassifier, "_switchable_pairs", staticmethod(always_the_same_pair))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = TSVMClassifier(kernel=RBF(gamma=2.0), C_unlabeled=1e-4, max_iter=50).fit(X, y_ssl)
+    weights = 5  # 1e-5 doubled up to 1e-4: 1e-5, 2e-5, 4e-5, 8e-5, 1e-4
+    # each weight: a training, the switch, a training, the switch back refused
+    assert model.n_iter_[0] == 1 + 2 * weights
+    assert model.n_switched_[0] == weights
+
+
 # ------------------------------------------------------------------ TSVM+RandSub's budget
 def test_an_integer_max_unlabeled_draws_that_many_unlabeled_points():
     X, _, y_ssl = _moons(200, 5)

@@ -86,9 +86,11 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
     which Joachims' one pair per retraining becomes when one pair is taken at a time): each
     switched pair still has :math:`\xi^*_i + \xi^*_j > 2`, and a round costs one retraining
     however many pairs it switches.  ``max_iter`` bounds the rounds at each weight (a
-    ``ConvergenceWarning`` says when it stopped them).  The final labels of the unlabeled
-    training points keep the ratio (``imputed_positive_``); the classes of every point are
-    then the sign of the final machine (``transduction_``, ``predict``).
+    ``ConvergenceWarning`` says when it stopped them), and a switch back to a labeling already
+    tried at the weight ends it (a cycle: libsvm's tolerance, not the objective, decided it).
+    The final labels of the unlabeled training points keep the ratio (``imputed_positive_``);
+    the classes of every point are then the sign of the final machine (``transduction_``,
+    ``predict``).
 
     Each training is scikit-learn's libsvm ``SVC(kernel="precomputed")`` on the Gram matrix of
     the training points, computed once (per-point weights as ``sample_weight``; the slacks of
@@ -343,7 +345,7 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
             "points",
             fix=""
             if self.max_unlabeled == "budget"
-            else "set max_unlabeled='budget' (TSVM+RandSub: the largest unlabeled sample that fits)",
+            else "set max_unlabeled='budget' (TSVM+RandSub: the largest sample that fits)",
         )
         self.estimated_bytes_ = int(sum(parts.values()))
         self.classes_ = targets.classes
@@ -456,6 +458,7 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
         targets = np.concatenate([y_l, y_u])
         stopped = []
         while True:
+            seen = {np.packbits(y_u > 0).tobytes()}  # the labelings tried at this weight
             for rounds in range(1, self.max_iter + 1):
                 weights = np.concatenate(
                     [np.full(l, float(self.C)), np.where(y_u > 0, c_pos, c_neg)]
@@ -474,7 +477,22 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
                 )
                 if pairs[0].size == 0:
                     break
-                y_u[pairs[0]], y_u[pairs[1]] = -1.0, 1.0
+                proposal = y_u.copy()
+                proposal[pairs[0]], proposal[pairs[1]] = -1.0, 1.0
+                key = np.packbits(proposal > 0).tobytes()
+                if key in seen:
+                    # A cycle: each switch lowers the objective of an exact solve, so a labeling
+                    # met again means the solver's tolerance decided it (at small unlabeled
+                    # weights a switch gains less than libsvm's tol); the weight ends here.
+                    log(
+                        f"[{type(self).__name__}] {name}: the switch returns to a labeling "
+                        "already tried at this weight: next weight",
+                        self.verbose,
+                        level=2,
+                    )
+                    break
+                seen.add(key)
+                y_u = proposal
                 switched += pairs[0].size
             else:
                 stopped.append(c_neg)
