@@ -36,6 +36,7 @@ _PUBLIC = {
     "DataDependentKernel": "semiscale.kernels",
     "ClusterKernel": "semiscale.cluster_kernels",
     "NystromClusterKernel": "semiscale.cluster_kernels",
+    "StochasticClusterKernel": "semiscale.cluster_kernels",
     "CutWarning": "semiscale.cluster_kernels",
     "DataDependentSVC": "semiscale.models",
     "HarmonicClassifier": "semiscale.models",

@@ -10,12 +10,14 @@ reshapes the spectrum of :math:`L = D^{-1/2} K D^{-1/2}` with a transfer functio
 from ._base import CutWarning
 from .exact import ClusterKernel
 from .nystrom import NystromClusterKernel
+from .stochastic import StochasticClusterKernel
 from .transfer import TRANSFERS, resolve_transfer
 
 __all__ = [
     "ClusterKernel",
     "CutWarning",
     "NystromClusterKernel",
+    "StochasticClusterKernel",
     "TRANSFERS",
     "resolve_transfer",
 ]

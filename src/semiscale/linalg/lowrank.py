@@ -24,6 +24,7 @@ from semiscale.linalg.ops import get_ops
 
 __all__ = [
     "FEATURE_BLOCK_BYTES",
+    "low_rank_distance",
     "rbf_random_features",
     "random_features_bytes",
     "svt_update",
@@ -126,6 +127,16 @@ def svt_update_bytes(n, rank, n_new, max_rank=None):
     r = int(rank) + int(n_new)
     kept = r if max_rank is None else min(r, int(max_rank))
     return 8 * (int(n) * kept + 3 * r * r) + FEATURE_BLOCK_BYTES
+
+
+def low_rank_distance(U, s, reference):
+    r""":math:`‖U\,\mathrm{diag}(s)\,U^⊤ − R‖_F` for a dense ``(n, n)`` reference R.
+
+    Forms the n × n difference: a diagnostic for small data (convergence studies, tests).
+    """
+    diff = get_ops().matmul(U * s, U.T)
+    diff -= reference
+    return float(np.linalg.norm(diff))
 
 
 def _subtract_projection(P, U, C):
