@@ -233,6 +233,10 @@ def test_a_cut_past_the_rank_warns_and_is_reported():
     with pytest.warns(CutWarning, match=r"cut h = 49 \(l \+ 9, l = 40 labeled\).*square root"):
         nys = NystromClusterKernel(n_components=20, gamma=2.0, random_state=0).fit(X, y)
     assert (nys.cut_, nys.n_components_) == (49, 20)
+    # the warning points at the caller's line, through scikit-learn's wrappers
+    with pytest.warns(CutWarning) as record:
+        NystromClusterKernel(n_components=20, gamma=2.0).fit_transform(X, y)
+    assert record[0].filename == __file__
     np.testing.assert_allclose(nys.transferred_eigenvalues_, np.sqrt(nys.eigenvalues_))
     # NaN and other markers count the same labeled rows
     y_nan = np.where(y == -1, np.nan, y).astype(float)

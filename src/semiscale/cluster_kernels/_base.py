@@ -18,6 +18,7 @@ new point needs neither its degree nor any other point than ``X_G``.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from numbers import Integral, Real
 
@@ -40,6 +41,14 @@ __all__ = ["CutWarning", "CUT_OFFSET"]
 #: Paper 003's poly-step cut: :math:`h = l + 9` with ``l`` labeled points (``cut="auto"``).
 CUT_OFFSET = 9
 
+#: BLAS threads of the eigendecompositions (LAPACK ``syevr``).  On the 2-core development machine
+#: shared with other jobs (load 7.5), the top 256 pairs of a 1,420 × 1,420 matrix took 1.08 s in
+#: one thread and 8.3 s (median of 3; 7.3–24 s) with OpenBLAS's default threads, the top 512 of
+#: 3,195 × 3,195 6.9 s against 46.6 s (``ArrayOps.eigh`` on random Gram matrices): the
+#: tridiagonal reduction is half matrix–vector work, so threads gain little and oversubscribed
+#: threads lose much.
+EIGH_BLAS_THREADS = 1
+
 #: The transfers whose cut matters (the others ignore it).
 _CUT_TRANSFERS = ("step", "linear-step", "poly-step")
 
@@ -51,6 +60,21 @@ class CutWarning(UserWarning):
     rank, poly-step becomes a plain square root (step and linear-step keep every eigenvalue):
     ``cut_`` and ``n_components_`` report both numbers.
     """
+
+
+def _outside_stacklevel():
+    """``stacklevel`` of the first frame outside semiscale and scikit-learn (the user's call).
+
+    Counted from the caller of this function's caller (the ``warnings.warn`` site is level 1):
+    ``fit`` and ``fit_transform`` reach the warning through scikit-learn's wrappers
+    (``_fit_context``, ``set_output``), a meta-estimator through its own ``fit``.
+    """
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+        ("semiscale.", "sklearn.")
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _virtual_rows(P):
@@ -107,7 +131,7 @@ class _ClusterKernelBase(TransformerMixin, BaseEstimator):
                 + (" and poly-step is a plain square root" if self.transfer == "poly-step" else "")
                 + "; raise n_components (or memory_budget) past the cut, or pass a smaller cut",
                 CutWarning,
-                stacklevel=5,  # the caller of fit (through _fit_context and _fit)
+                stacklevel=_outside_stacklevel(),
             )
         return cut
 

@@ -5,25 +5,25 @@ Paper 003 sizes NysCK by :math:`(d + s + 2k)\,n \cdot 8` bytes with :math:`s = k
 are not counted, as everywhere in semiscale: ``memory_budget`` bounds what a fit allocates,
 :func:`semiscale._memory.unbudgeted_bytes`) and ``C`` is never stored: the fit streams it twice
 through the ops layer (once for the landmarks' degrees, once for ``F``), so the arrays are
+(float64 entries):
 
-========================================  ==========================================
-array                                     float64 entries
-========================================  ==========================================
-the landmarks ``X_S`` (dense bound)       :math:`s d`
-``W = K(X_S, X_S)``, eigen-solved in place :math:`s^2`
-LAPACK ``syevr``'s eigenvectors, workspace :math:`s k + 40 s`
-``G = D_S^{-1/2} U_W Σ_W^+ \tilde Σ^{1/2}`` :math:`s k` (+ one copy while formed)
-``F`` (``fit_transform``, ``transform``)   :math:`n k`, plus ``n`` row norms
-kernel blocks and their ``B``-side operands :data:`STREAM_BYTES` + :math:`s (d + 2)`
-========================================  ==========================================
+- always: the landmarks ``X_S`` (:math:`s d`, a dense bound) and the streamed kernel blocks
+  with their ``B``-side operands (:data:`STREAM_BYTES` + :math:`8 s (d + 2)` bytes);
+- phase 1, the eigenproblem: ``W = K(X_S, X_S)`` solved in place (:math:`s^2`), LAPACK
+  ``syevr``'s ``k`` eigenvectors and workspace (:math:`s k + 40 s`), the ``s`` degrees;
+- phase 2, the virtual samples (``W`` released): the weights
+  :math:`G = D_S^{-1/2} U_W Σ_W^+ \tilde Σ^{1/2}` and the product's copy of them
+  (:math:`2 s k`), ``F`` and its row norms (:math:`n k + n`);
 
-and the exact :class:`~semiscale.cluster_kernels.ClusterKernel` on ``m`` fitted points holds
-:math:`K` (:math:`m^2`), its eigenvectors (:math:`m^2`, and ``F``'s :math:`n m` in their
-place's stead once ``K`` is released), LAPACK's :math:`40 m` and a copy of the subsample's rows.
-A data-dependent ``gamma`` (``"median"``, ``"local"``) first measures distances on a sample of
-at most 1,000 points: :func:`heuristic_bytes`, released before the arrays above exist, so the
-estimate is the larger of the two.  ``tests/test_cluster_kernels.py`` checks the traced peak
-(``tracemalloc``) of fits against these estimates.
+and the peak is the first line plus the larger phase (:func:`nystrom_bytes`).  The exact
+:class:`~semiscale.cluster_kernels.ClusterKernel` on ``m`` of ``n`` points holds ``K`` and its
+``m`` eigenvectors with LAPACK's :math:`40 m` (phase 1), then the eigenvectors and ``F``
+(:math:`m^2 + n m`; with a subsample also the :math:`m^2` fitted rows before they are placed,
+a chunk of extended rows and the subsample's features) (:func:`exact_bytes`).  A data-dependent
+``gamma`` (``"median"``, ``"local"``) first measures distances on a sample of at most 1,000
+points: :func:`heuristic_bytes`, released before the arrays above exist, so the estimate is the
+larger of the two.  ``tests/test_cluster_kernels.py`` checks the traced peak (``tracemalloc``)
+of fits against these estimates.
 """
 
 from __future__ import annotations
@@ -36,10 +36,12 @@ from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 __all__ = [
     "DEFAULT_MAX_COMPONENTS",
     "STREAM_BYTES",
+    "exact_bytes",
     "exact_parts",
     "heuristic_bytes",
     "largest_subsample",
     "landmarks_for",
+    "nystrom_bytes",
     "nystrom_parts",
     "nystrom_sizes",
 ]
@@ -52,8 +54,9 @@ STREAM_BYTES = 24 * 1024**2
 
 #: The most components :class:`~semiscale.cluster_kernels.NystromClusterKernel` takes when
 #: ``n_components=None`` (the budget may only lower it; ``n_components="budget"`` lifts it):
-#: with ``s = k ln k`` = 1,420 landmarks the ``s × s`` eigenproblem and the two streamed passes
-#: keep a default fit on 5,000 points to seconds (see ``tests/test_cluster_kernels.py``).
+#: with ``s = k ln k`` = 1,420 landmarks, ``fit_transform`` of 5,000 points (10 features) took
+#: 1.5 s (1.06 s of it the eigenproblem, one BLAS thread) on the shared 2-core development
+#: machine at load 7; the next power of two, 512 (s = 3,195), 6.9 s for the eigenproblem alone.
 DEFAULT_MAX_COMPONENTS = 256
 
 _LAPACK = 40  # syevr: 26 n float64 of work, 10 n int32, 2 n int32 of support, n eigenvalues
@@ -77,20 +80,40 @@ def _stream(rows, d) -> int:
 
 
 def nystrom_parts(n, d, k, s) -> dict:
-    """The arrays of a Nyström cluster-kernel fit (name -> bytes); see the module's table."""
+    """The arrays of a Nyström cluster-kernel fit (name -> bytes); see the module's table.
+
+    Not all live at once: ``W`` and LAPACK's workspace are released before ``F`` is allocated
+    (:func:`nystrom_bytes` counts the two phases).
+    """
     n, d, k, s = int(n), int(d), int(k), int(s)
     return {
         f"the {s} landmarks' features": 8 * s * d,
-        f"the {s}x{s} landmark kernel W": 8 * s * s,
-        f"its top {k} eigenvectors and LAPACK's workspace": 8 * (s * k + _LAPACK * s),
-        f"the {s}x{k} extension weights (and a copy)": 8 * 2 * s * k,
-        f"the {n}x{k} virtual samples F": 8 * (n * k + n),
         "the streamed kernel blocks": _stream(s, d),
+        f"the {s}x{s} landmark kernel W": 8 * s * s,
+        f"LAPACK's workspace and the {s} degrees": 8 * (_LAPACK * s + s),
+        f"the {s}x{k} eigenvectors, then extension weights (and a copy)": 8 * 2 * s * k,
+        f"the {n}x{k} virtual samples F": 8 * (n * k + n),
     }
 
 
+def nystrom_bytes(n, d, k, s) -> int:
+    """Peak bytes of a Nyström fit: the landmarks and streamed blocks, plus the larger phase.
+
+    Phase 1 (the eigenproblem): ``W``, its eigenvectors and LAPACK's workspace; phase 2 (the
+    virtual samples): the weights ``G`` (and a copy of them in the streamed product) and ``F``.
+    """
+    n, d, k, s = int(n), int(d), int(k), int(s)
+    eigen = 8 * (s * s + s * k + _LAPACK * s + s)
+    samples = 8 * (2 * s * k + n * k + n)
+    return 8 * s * d + _stream(s, d) + max(eigen, samples)
+
+
 def exact_parts(n_rows, n_fit, d, *, subsample=False) -> dict:
-    """The arrays of an exact cluster-kernel fit on ``n_fit`` of ``n_rows`` points."""
+    """The arrays of an exact cluster-kernel fit on ``n_fit`` of ``n_rows`` points.
+
+    ``K`` is released (LAPACK overwrites it) before ``F`` is allocated: :func:`exact_bytes`
+    counts the two phases.
+    """
     n, m, d = int(n_rows), int(n_fit), int(d)
     parts = {
         f"the {m}x{m} kernel matrix": 8 * m * m,
@@ -100,14 +123,27 @@ def exact_parts(n_rows, n_fit, d, *, subsample=False) -> dict:
     }
     if subsample:
         parts[f"the {m} fitted points' features"] = 8 * m * d
+        parts[f"the {m}x{m} fitted rows of F before their placement"] = 8 * m * m
         # the other rows of F are extended in chunks of at most STREAM_BYTES
         parts["one chunk of extended rows"] = min(STREAM_BYTES, 8 * (n - m) * m)
     return parts
 
 
-def _total(parts, heuristic) -> int:
+def exact_bytes(n_rows, n_fit, d, *, subsample=False) -> int:
+    """Peak bytes of an exact fit: ``K`` and its eigenvectors, or the eigenvectors and ``F``."""
+    n, m = int(n_rows), int(n_fit)
+    eigen = 8 * (2 * m * m + _LAPACK * m)
+    samples = 8 * (m * m + n * m + n)
+    fixed = _stream(m, d)
+    if subsample:
+        samples += 8 * m * m + min(STREAM_BYTES, 8 * (n - m) * m)
+        fixed += 8 * m * int(d)
+    return fixed + max(eigen, samples)
+
+
+def _total(peak, heuristic) -> int:
     # the width measurement's temporaries are released before any array of the fit exists
-    return max(int(sum(parts.values())), int(heuristic))
+    return max(int(peak), int(heuristic))
 
 
 def landmarks_for(k, n) -> int:
@@ -152,7 +188,7 @@ def nystrom_sizes(n, d, memory_budget, n_components=None, n_landmarks=None, *, g
     def sizes(k):
         s = landmarks_for(k, n) if n_landmarks is None else min(int(n_landmarks), n)
         k = min(k, s)
-        return k, s, _total(nystrom_parts(n, d, k, s), heuristic)
+        return k, s, _total(nystrom_bytes(n, d, k, s), heuristic)
 
     if isinstance(n_components, str) or n_components is None:
         top = n if n_components == "budget" else min(n, DEFAULT_MAX_COMPONENTS)
@@ -172,15 +208,16 @@ def nystrom_sizes(n, d, memory_budget, n_components=None, n_landmarks=None, *, g
 def _refuse(budget, chosen, n, d, heuristic, what):
     k, s, needed = chosen
     parts = nystrom_parts(n, d, k, s)
-    listed = " + ".join(f"{name} {format_bytes(size)}" for name, size in parts.items())
+    listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in parts.items())
     width = (
         f" (the gamma heuristic alone needs {format_bytes(heuristic)}: a numeric gamma avoids it)"
-        if heuristic >= sum(parts.values())
+        if heuristic >= nystrom_bytes(n, d, k, s)
         else ""
     )
     raise MemoryBudgetError(
         f"memory_budget={format_bytes(budget)} is too small for a Nystrom cluster kernel with "
-        f"{what} (s = {s} landmarks) on {n} points: it needs {listed} = {format_bytes(needed)}"
+        f"{what} (s = {s} landmarks) on {n} points: its arrays ({listed}; W is released "
+        f"before F) need {format_bytes(needed)} at their peak"
         f"{width}; raise memory_budget to at least {needed} bytes ({format_bytes(needed)})"
         + (", or pass fewer n_components" if what.startswith("n_components") else "")
     )
@@ -205,7 +242,7 @@ def largest_subsample(n, d, memory_budget, n_required, *, gamma="median"):
     heuristic = heuristic_bytes(n, d, gamma)
 
     def cost(m):
-        return _total(exact_parts(n, m, d, subsample=m < n), heuristic)
+        return _total(exact_bytes(n, m, d, subsample=m < n), heuristic)
 
     low = max(int(n_required), 2)
     if cost(low) > budget:

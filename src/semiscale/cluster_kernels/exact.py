@@ -15,8 +15,15 @@ from .._random import as_random_state, check_random_state
 from .._validation import validate_X
 from ..linalg.blocked import kernel_matrix
 from ..linalg.ops import get_ops
-from ._base import _ClusterKernelBase
-from ._sizing import STREAM_BYTES, _total, exact_parts, heuristic_bytes, largest_subsample
+from ._base import EIGH_BLAS_THREADS, _ClusterKernelBase
+from ._sizing import (
+    STREAM_BYTES,
+    _total,
+    exact_bytes,
+    exact_parts,
+    heuristic_bytes,
+    largest_subsample,
+)
 from ._spectral import virtual_samples
 
 __all__ = ["ClusterKernel"]
@@ -146,17 +153,16 @@ class ClusterKernel(_ClusterKernelBase):
                 f"are all fitted on; pass max_samples >= {n_labeled} or 'budget'"
             )
         parts = exact_parts(n, m, d, subsample=m < n)
-        needed = _total(parts, heuristic_bytes(n, d, self.gamma))
+        needed = _total(exact_bytes(n, m, d, subsample=m < n), heuristic_bytes(n, d, self.gamma))
         budget = parse_memory_budget(self.memory_budget)
         if needed > budget:
-            listed = " + ".join(f"{k} {format_bytes(v)}" for k, v in parts.items())
+            listed = ", ".join(f"{k} {format_bytes(v)}" for k, v in parts.items())
             raise MemoryBudgetError(
                 f"memory_budget={format_bytes(budget)} is too small for the exact cluster "
-                f"kernel on {m} points: it needs {listed} (or the gamma heuristic's "
-                f"{format_bytes(heuristic_bytes(n, d, self.gamma))}, whichever is larger) = "
-                f"{format_bytes(needed)}; raise memory_budget to at least {needed} bytes "
-                f"({format_bytes(needed)}), or pass max_samples='budget' (ClusK+RandSub), or "
-                "use NystromClusterKernel"
+                f"kernel on {m} points: its arrays ({listed}; K is released before F) need "
+                f"{format_bytes(needed)} at their peak; raise memory_budget to at least "
+                f"{needed} bytes ({format_bytes(needed)}), or pass max_samples='budget' "
+                "(ClusK+RandSub), or use NystromClusterKernel"
             )
         return m, needed
 
@@ -193,7 +199,8 @@ class ClusterKernel(_ClusterKernelBase):
             L *= inv_sqrt[:, None]
             L *= inv_sqrt[None, :]
         with stage(f"[{name}] eigendecomposition of the {m}x{m} L", self.verbose):
-            sigma, U = get_ops().eigh(L, overwrite_a=True)
+            with get_ops().blas_threads(EIGH_BLAS_THREADS):
+                sigma, U = get_ops().eigh(L, overwrite_a=True)
             del L
         self.cut_ = self._resolve_cut(n_labeled, m)
         F = None

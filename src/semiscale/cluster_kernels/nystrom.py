@@ -14,7 +14,7 @@ from .._random import as_random_state, check_random_state
 from .._validation import validate_X
 from ..linalg.blocked import kernel_matrix, kernel_rmatmul
 from ..linalg.ops import get_ops
-from ._base import _ClusterKernelBase
+from ._base import EIGH_BLAS_THREADS, _ClusterKernelBase
 from ._sizing import STREAM_BYTES, nystrom_sizes
 
 __all__ = ["NystromClusterKernel"]
@@ -214,7 +214,8 @@ class NystromClusterKernel(_ClusterKernelBase):
                 W *= inv_sqrt[:, None]
                 W *= inv_sqrt[None, :]
         with stage(f"[{name}] top {k} eigenpairs of the {s}x{s} landmark block", self.verbose):
-            sigma_w, U_w = get_ops().eigh(W, n_top=k, overwrite_a=True)
+            with get_ops().blas_threads(EIGH_BLAS_THREADS):
+                sigma_w, U_w = get_ops().eigh(W, n_top=k, overwrite_a=True)
             del W
         self.cut_ = self._resolve_cut(n_labeled, k)
         # eq. (13): Σ_k = (n/s) Σ_W; U_k's constant √(s/n) cancels in F's unit rows
