@@ -24,11 +24,19 @@ from semiscale_bench.harness import Benchmark
 from semiscale_bench.paper003.budget import run_budget
 from semiscale_bench.paper003.methods import METHODS
 from semiscale_bench.paper003.protocol import PROTOCOL, QUICK
-from semiscale_bench.paper003.report import render
 from semiscale_bench.paper003.sock_curve import run_sock_curve
 from semiscale_bench.paper003.table3 import run_table3
 
 __all__ = ["BENCHMARK", "PROTOCOL", "QUICK"]
+
+
+def render(bench, protocol, store, out):
+    """:func:`.report.render`, imported when called: a budget child (which imports this
+    package) then does not load the reports' plotting and statistics modules."""
+    from semiscale_bench.paper003.report import render as render_reports
+
+    return render_reports(bench, protocol, store, out)
+
 
 BENCHMARK = Benchmark(
     name="paper003",

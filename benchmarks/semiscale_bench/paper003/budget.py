@@ -18,13 +18,25 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 from semiscale_bench.harness.records import jsonable
+from semiscale_bench.paper003.data import load_budget_set
+from semiscale_bench.paper003.facts import fitted_sizes, load_average
 
-__all__ = ["child", "fit_once", "measure_in_child", "measured", "run_budget", "setting", "traced"]
+__all__ = [
+    "child",
+    "fit_once",
+    "measure_in_child",
+    "measured",
+    "run_budget",
+    "setting",
+    "traced",
+]
 
 _CHILD = "from semiscale_bench.paper003.budget import child; child()"
 
@@ -92,7 +104,6 @@ def fit_once(spec: dict, X, y) -> dict:
 
     from semiscale_bench.paper003.data import draw_labeled, observed, scores
     from semiscale_bench.paper003.methods import budget_estimator
-    from semiscale_bench.paper003.table3 import fitted_sizes
 
     labeled = draw_labeled(y, spec["labels"], spec["seed"], stratify=False)
     y_obs = observed(y, labeled)
@@ -100,7 +111,9 @@ def fit_once(spec: dict, X, y) -> dict:
     timing = {}
 
     def work():
-        est = budget_estimator(spec["method"], spec["budget"], spec["gamma"], spec["seed"])
+        est = budget_estimator(
+            spec["method"], spec["budget"], spec["gamma"], spec["seed"], spec["sock_n_iter"]
+        )
         tic = time.perf_counter()
         est.fit(X, y_obs)
         timing["fit_seconds"] = time.perf_counter() - tic
@@ -124,6 +137,21 @@ def fit_once(spec: dict, X, y) -> dict:
     return rec
 
 
+def save_npz(path, X, y) -> None:
+    """The set as the children read it: CSR arrays and the 0/1 targets in one ``.npz``."""
+    X = X.tocsr()
+    np.savez(path, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape, y=y)
+
+
+def load_npz(path):
+    """``(X, y)`` written by :func:`save_npz` (a child loads the set in a blink)."""
+    import scipy.sparse as sp
+
+    with np.load(path) as f:
+        X = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
+        return X, f["y"].copy()
+
+
 def child() -> None:
     """A child process: the cell's spec (JSON) on stdin, its record (JSON) last on stdout."""
     # everything the fit imports comes in before the baseline is taken
@@ -136,12 +164,9 @@ def child() -> None:
     import semiscale.models  # noqa: F401
     from semiscale._progress import silenced
     from semiscale_bench.harness.machine import machine_info
-    from semiscale_bench.paper003 import BENCHMARK
-    from semiscale_bench.paper003.data import load_budget_set
 
     spec = json.loads(sys.stdin.read())
-    protocol = BENCHMARK.quick_protocol if spec["quick"] else BENCHMARK.protocol
-    X, y = load_budget_set(protocol, spec["dataset"], spec["data_home"])
+    X, y = load_npz(spec["data_file"])
     with silenced(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         rec = fit_once(spec, X, y)
@@ -194,25 +219,28 @@ def run_budget(bench, protocol, store, ctx) -> None:
         for c in cells(protocol)
         if c[0] in ctx.datasets and not store.done("budget", c[0], c[4], c[5], setting(*c[1:4]))
     ]
-    with ctx.fits(total=len(todo)) as bar:
+    with ctx.fits(total=len(todo)) as bar, tempfile.TemporaryDirectory() as tmp:
+        files = {}
         for name, labels, budget, width, method, r in todo:
+            if name not in files:  # loaded (and subsampled) once; each child reads the .npz
+                files[name] = str(Path(tmp) / f"{name}.npz")
+                save_npz(files[name], *load_budget_set(protocol, name, ctx.data_home))
             bar.set_postfix_str(f"{name}: {method}, l = {labels}, {budget}, {width}", refresh=False)
             gamma = protocol.gamma_of_sigma(protocol.budget_sigma) if width == "paper" else None
             spec = {
-                "quick": protocol.quick,
-                "dataset": name,
-                "data_home": None if ctx.data_home is None else str(ctx.data_home),
+                "data_file": files[name],
                 "method": method,
                 "labels": labels,
                 "budget": budget,
                 "gamma": gamma,
                 "seed": r,
                 "trace_below_seconds": protocol.trace_below_seconds,
+                "sock_n_iter": protocol.sock_n_iter,
             }
-            load = _load_average()
+            load = load_average()
             rec = measure_in_child(spec, protocol.child_timeout)
             rec.update(labels=labels, budget=budget, width=width, gamma=gamma)
-            rec["load_before"], rec["load_after"] = load, _load_average()
+            rec["load_before"], rec["load_after"] = load, load_average()
             store.put("budget", name, method, r, setting(labels, budget, width), **rec)
             if "error" in rec:
                 ctx.log(
@@ -225,11 +253,3 @@ def run_budget(bench, protocol, store, ctx) -> None:
                     f"MiB, {rec['sizes']}"
                 )
             bar.update()
-
-
-def _load_average() -> float | None:
-    try:
-        with open("/proc/loadavg") as fh:
-            return float(fh.read().split()[0])
-    except OSError:
-        return None

@@ -68,11 +68,17 @@ def observed(y, labeled) -> np.ndarray:
 def scores(est, X, rows) -> np.ndarray:
     """The fitted model's value for the positive class on training ``rows`` (for the AUC).
 
-    The transductive class scores where the estimator keeps them (``transduction_proba_`` of
-    the graph estimators: the harmonic / Poisson solution itself); otherwise
+    The transductive values where the estimator keeps them (``transductive_decision_`` of
+    :func:`~.methods.storage_fit_classifier`: the linear SVM on the fitted rows of F;
+    ``transduction_proba_`` of the graph estimators: the harmonic / Poisson solution itself);
+    otherwise
     ``decision_function`` of the rows (a kernel expansion's value at a training point, the
     linear SVM on the cluster kernel's F, the TSVM's SVC).
     """
+    decision = getattr(est, "transductive_decision_", None)
+    if decision is not None:
+        decision = np.asarray(decision)
+        return decision[rows] if decision.ndim == 1 else decision[rows, list(est.classes_).index(1)]
     proba = getattr(est, "transduction_proba_", None)
     if proba is not None:
         return np.asarray(proba)[rows, list(est.classes_).index(1)]

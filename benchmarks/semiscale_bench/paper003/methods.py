@@ -12,6 +12,8 @@ the budget, the width and the seed.
 
 from __future__ import annotations
 
+import numpy as np
+
 from semiscale_bench.harness import MethodRegistry
 
 __all__ = [
@@ -45,7 +47,10 @@ FAMILIES = {
 
 
 def median_gamma(X) -> float:
-    """The median heuristic gamma = 1 / median(|x - x'|^2), the grids' centre."""
+    """The library's median heuristic (``RBF(gamma="median")``: 1 / (2 median distance²)).
+
+    The centre of the width grids.
+    """
     from semiscale.kernels import RBF
 
     return float(RBF(gamma="median").resolve(X).gamma)
@@ -76,33 +81,56 @@ def transformer(method: str, gamma, seed: int, memory_budget=None, **params):
 
     ``params``: more of the transformer's parameters (SoCK's ``n_iter`` in Figure 2).
     """
-    from semiscale.cluster_kernels import (
-        ClusterKernel,
-        NystromClusterKernel,
-        StochasticClusterKernel,
-    )
+    import semiscale.cluster_kernels as ck
 
     width = {} if gamma is None else {"gamma": gamma}
     budget = {} if memory_budget is None else {"memory_budget": memory_budget}
     budget.update(params)
     if method == "ClusK":
-        return ClusterKernel(**width, **budget, random_state=seed)
+        return ck.ClusterKernel(**width, **budget, random_state=seed)
     if method == "ClusK+RandSub":
-        return ClusterKernel(**width, **budget, max_samples="budget", random_state=seed)
+        return ck.ClusterKernel(**width, **budget, max_samples="budget", random_state=seed)
     if method == "SoCK":
-        return StochasticClusterKernel(**width, **budget, random_state=seed)
+        return ck.StochasticClusterKernel(**width, **budget, random_state=seed)
     if method == "NysCK":
-        return NystromClusterKernel(**width, **budget, random_state=seed)
+        return ck.NystromClusterKernel(**width, **budget, random_state=seed)
     if method == "NysCK-kernel":
-        return NystromClusterKernel(**width, **budget, approximation="kernel", random_state=seed)
+        return ck.NystromClusterKernel(**width, **budget, approximation="kernel", random_state=seed)
     raise ValueError(f"{method!r} has no cluster-kernel transformer")
 
 
-def _storage_fit(method, params, seed):
-    from semiscale.models import StorageFitClassifier
+_TRANSDUCTIVE = {}
 
-    return StorageFitClassifier(
-        transformer=transformer(method, params["gamma"], seed),
+
+def storage_fit_classifier(**params):
+    """``StorageFitClassifier(**params)`` that keeps its decision values on the training rows.
+
+    Proposition 1's linear SVM is trained and evaluated on the rows of F that the fit made:
+    the transductive value of a training point is ``wᵀF_i + b``.  ``decision_function(X)``
+    recomputes F by the transformer's extension instead, which for SoCK is not its fitted F
+    (the extension of its eigenvectors through K) and costs a kernel pass over all n rows.
+    The subclass records the values the fit computes for ``transduction_`` anyway, as
+    ``transductive_decision_``.
+    """
+    if "class" not in _TRANSDUCTIVE:
+        from semiscale.models import StorageFitClassifier
+
+        class TransductiveStorageFit(StorageFitClassifier):
+            def _labels(self, F):
+                self.transductive_decision_ = np.asarray(
+                    self.classifier_.decision_function(F), dtype=np.float64
+                )
+                return super()._labels(F)
+
+        TransductiveStorageFit.__name__ = "StorageFitClassifier"
+        _TRANSDUCTIVE["class"] = TransductiveStorageFit
+    return _TRANSDUCTIVE["class"](**params)
+
+
+def _storage_fit(method, params, seed, protocol):
+    extra = {"n_iter": protocol.sock_n_iter} if method == "SoCK" else {}
+    return storage_fit_classifier(
+        transformer=transformer(method, params["gamma"], seed, **extra),
         classifier=linear_svm(params["C"]),
     )
 
@@ -116,7 +144,7 @@ def _graph(params, seed):
 def _register_storage_fit(name, description):
     @METHODS.register(name, params="features", description=description)
     def factory(params, sizes, *, protocol, dataset, seed):
-        return _storage_fit(name, params, seed)
+        return _storage_fit(name, params, seed, protocol)
 
 
 @METHODS.register(
@@ -158,11 +186,11 @@ def _cmn(params, sizes, *, protocol, dataset, seed):
     description="TSVMClassifier (Joachims 1999, RBF), gamma and C of the labeled-only SVC's CV",
 )
 def _tsvm(params, sizes, *, protocol, dataset, seed):
+    from semiscale.kernels import RBF
     from semiscale.models import TSVMClassifier
 
     return TSVMClassifier(
-        kernel="rbf",
-        gamma=params["gamma"],
+        kernel=RBF(gamma=params["gamma"]),
         C=params["C"],
         C_unlabeled=params["C"],
         random_state=seed,
@@ -210,22 +238,23 @@ def _lapsvc(params, sizes, *, protocol, dataset, seed):
     return LapSVC(kernel=RBF(gamma=params["gamma"]), random_state=seed)
 
 
-def budget_estimator(method: str, memory_budget, gamma, seed: int):
+def budget_estimator(method: str, memory_budget, gamma, seed: int, sock_n_iter: int = 20):
     """A Figure 1 method under ``memory_budget`` (gamma None: the estimator's default width)."""
     if method == "TSVM+RandSub":
+        from semiscale.kernels import RBF
         from semiscale.models import TSVMClassifier
 
-        width = {} if gamma is None else {"gamma": gamma}
         return TSVMClassifier(
-            kernel="rbf",
-            **width,
+            kernel=None if gamma is None else RBF(gamma=gamma),
             max_unlabeled="budget",
             memory_budget=memory_budget,
             random_state=seed,
         )
-    from semiscale.models import StorageFitClassifier
-
-    return StorageFitClassifier(transformer=transformer(method, gamma, seed, memory_budget))
+    extra = {"n_iter": sock_n_iter} if method == "SoCK" else {}
+    return storage_fit_classifier(
+        transformer=transformer(method, gamma, seed, memory_budget, **extra),
+        memory_budget=memory_budget,
+    )
 
 
 @METHODS.register(

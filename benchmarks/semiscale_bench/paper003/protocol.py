@@ -78,12 +78,13 @@ class Paper003Protocol(Protocol):
     labeled_fraction: float = knob(0.1, "labeled share of each set, stratified (paper: 10 %)")
     cv_folds: int = knob(5, "stratified folds of the labeled rows for every method's CV (paper)")
     width_factors: tuple = knob(
-        (0.25, 1.0, 4.0),
+        (1 / 16, 0.25, 1.0, 4.0),
         "RBF gamma grid as multiples of the median heuristic 1/median(|x-x'|^2) of each set "
         "(the paper CVs its widths without giving the grid)",
     )
     C_grid: tuple = knob(
-        (0.1, 1.0, 10.0), "C of the linear SVM on F (ClusK, SoCK, NysCK) and of TSVM's SVC"
+        (0.01, 0.1, 1.0, 10.0),
+        "C of the linear SVM on F (ClusK, SoCK, NysCK) and of TSVM's SVC",
     )
     neighbor_grid: tuple = knob(
         (5, 10, 20), "n_neighbors of the kNN graph of Harmonic, CMN and Poisson"
@@ -91,6 +92,7 @@ class Paper003Protocol(Protocol):
     table3_sets: tuple = knob(TABLE3_SETS, "Table 3's data sets, in its order")
     budget_sets: tuple = knob(BUDGET_SETS, "Figure 1 / Table 2's data sets")
     curve_sets: tuple = knob(CURVE_SETS, "Figure 2's data sets (kr-vs-kp by its stand-in)")
+    sock_n_iter: int = knob(20, "SoCK's T in Table 3 and Figure 1 (the paper: 'say, 20')")
     budget_methods: tuple = knob(
         ("TSVM+RandSub", "ClusK+RandSub", "SoCK", "NysCK"), "Figure 1's methods, its order"
     )
@@ -164,7 +166,8 @@ QUICK = dataclasses.replace(
     budget_labels=(30,),
     budgets=("100MB",),
     default_width_budgets=(),
-    sock_iterations=(1, 4),
+    sock_iterations=(1, 2),
+    sock_n_iter=2,
     curve_repeats=1,
     max_samples=150,
     child_timeout=120.0,

@@ -18,8 +18,8 @@ from sklearn.metrics import roc_auc_score
 
 from semiscale._progress import silenced
 from semiscale_bench.paper003.data import draw_labeled, load_set, observed, scores
-from semiscale_bench.paper003.methods import transformer
-from semiscale_bench.paper003.table3 import fitted_sizes
+from semiscale_bench.paper003.facts import fitted_sizes, load_average
+from semiscale_bench.paper003.methods import storage_fit_classifier, transformer
 
 __all__ = ["points", "run_sock_curve"]
 
@@ -32,8 +32,6 @@ def points(protocol):
 
 def run_sock_curve(bench, protocol, store, ctx) -> None:
     """Every Figure 2 point not recorded yet, recorded."""
-    from semiscale.models import StorageFitClassifier
-
     names = [n for n in protocol.curve_sets if n in ctx.datasets]
     todo = [
         (name, r, m, s, p)
@@ -52,8 +50,8 @@ def run_sock_curve(bench, protocol, store, ctx) -> None:
             labeled = draw_labeled(y, None, r, fraction=protocol.labeled_fraction)
             unlabeled = np.setdiff1d(np.arange(y.size), labeled)
             bar.set_postfix_str(f"{name}: {method} {setting}, repeat {r}", refresh=False)
-            est = StorageFitClassifier(transformer=transformer(method, None, r, **params))
             try:
+                est = storage_fit_classifier(transformer=transformer(method, None, r, **params))
                 with silenced(), warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     tic = time.perf_counter()
@@ -79,6 +77,7 @@ def run_sock_curve(bench, protocol, store, ctx) -> None:
                 n_labeled=int(labeled.size),
                 sizes=fitted_sizes(est),
                 warnings=sorted({str(w.message)[:160] for w in caught}),
+                load=load_average(),
                 **params,
             )
             ctx.log(

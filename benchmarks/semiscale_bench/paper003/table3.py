@@ -20,6 +20,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from semiscale._progress import silenced
 from semiscale_bench.paper003.data import draw_labeled, load_set, observed, scores
+from semiscale_bench.paper003.facts import fitted_sizes, load_average
 from semiscale_bench.paper003.methods import (
     FAMILIES,
     grid,
@@ -29,31 +30,7 @@ from semiscale_bench.paper003.methods import (
 )
 from semiscale_bench.paper003.protocol import TABLE3_METHODS
 
-__all__ = ["fitted_sizes", "run_table3"]
-
-#: Fitted attributes recorded beside each fit (where the estimator or its transformer has them).
-SIZE_ATTRIBUTES = (
-    "n_components_",
-    "cut_",
-    "n_landmarks_",
-    "max_rank_",
-    "n_random_features_",
-    "n_fit_samples_",
-    "n_unlabeled_fit_",
-    "estimated_bytes_",
-    "n_iter_",
-)
-
-
-def fitted_sizes(est) -> dict:
-    """The size parameters a fitted estimator chose (its transformer's, for storage-fit ones)."""
-    out = {}
-    for owner in (getattr(est, "transformer_", None), est):
-        for name in SIZE_ATTRIBUTES:
-            value = getattr(owner, name, None) if owner is not None else None
-            if isinstance(value, (int, float, np.integer, np.floating)) and name not in out:
-                out[name.rstrip("_")] = value.item() if hasattr(value, "item") else value
-    return out
+__all__ = ["choose", "fit_and_score", "run_table3"]
 
 
 def _folds(y_lab, k: int, seed: int):
@@ -72,7 +49,8 @@ def _cv_features(method, protocol, X, y, labeled, points, seed):
     folds = _folds(y[labeled], protocol.cv_folds, seed)
     results = []
     for gamma in sorted({p["gamma"] for p in points}):
-        F = transformer(method, gamma, seed).fit_transform(X, y_obs)[labeled]
+        extra = {"n_iter": protocol.sock_n_iter} if method == "SoCK" else {}
+        F = transformer(method, gamma, seed, **extra).fit_transform(X, y_obs)[labeled]
         for p in (p for p in points if p["gamma"] == gamma):
             aucs = []
             for tr, te in folds:
@@ -201,6 +179,7 @@ def run_table3(bench, protocol, store, ctx) -> None:
                 n_labeled=int(labeled.size),
                 sizes=fitted_sizes(est),
                 warnings=sorted({str(w.message)[:160] for w in caught}),
+                load=load_average(),
             )
             ctx.log(
                 f"table3 {name} {method} repeat {r}: AUC {auc:.3f} (CV {cv_auc or 0:.3f}), "
