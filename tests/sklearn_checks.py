@@ -41,6 +41,17 @@ _NO_ITERATIONS = {
     ),
 }
 
+#: Transformers whose ``fit_transform`` rows are not their ``transform`` of the same points.
+_FIT_TRANSFORM_IS_NOT_TRANSFORM = {
+    "StochasticClusterKernel": (
+        "fit_transform returns paper 003's F from the eigenvectors of the SoCK iterate (Algorithm "
+        "1 line 10); transform extends them by the Nystrom formula through the exact kernel rows, "
+        "(L u)_j / sigma, which equals u_j only for exact eigenvectors of L (it approaches them "
+        "as n_iter grows: tests/test_stochastic_cluster_kernel.py). Equal rows would cost a "
+        "second O(n^2 d) kernel pass"
+    ),
+}
+
 
 def expected_failed_checks(estimator):
     """The checks ``estimator`` is expected to fail, each with its reason."""
@@ -57,6 +68,10 @@ def expected_failed_checks(estimator):
         xfails["check_non_transformer_estimators_n_iter"] = (
             "solver='direct' performs no iterations (n_iter_=0)"
         )
+    reason = _FIT_TRANSFORM_IS_NOT_TRANSFORM.get(type(estimator).__name__)
+    if reason is not None:
+        xfails["check_transformer_general"] = reason
+        xfails["check_transformer_data_not_an_array"] = reason
     rule = _NO_ITERATIONS.get(type(estimator).__name__)
     if rule is not None and all(params.get(k) == v for k, v in rule[0].items()):
         xfails["check_non_transformer_estimators_n_iter"] = rule[1]

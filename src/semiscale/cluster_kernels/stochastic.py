@@ -216,8 +216,10 @@ class StochasticClusterKernel(_ClusterKernelBase):
         Threads of the exact degrees and of :meth:`transform`'s kernel rows.
     random_state : None, int, RandomState, Generator or SeedSequence, default=None
         Draws the random features and the ``gamma`` heuristic's sample.
-    verbose : int, default=0
-        1: the fit's stages; 2: also one line per step (rank, smallest kept value, seconds).
+    verbose : int or bool, default=0
+        0: silent; 1: progress bars and a line per stage (graph, kernel, solve) on stderr;
+        2: also a line per iteration (of CG, of Newton, of the core set, per fit of a
+        search).  True means 1 (:mod:`semiscale._progress`).
 
     Attributes
     ----------
