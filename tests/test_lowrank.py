@@ -134,3 +134,22 @@ def test_svt_update_refuses_mismatched_shapes():
         svt_update(np.zeros((5, 0)), np.zeros(0), np.zeros((4, 2)), 1.0, 1.0, 0.1)
     with pytest.raises(ValueError, match="threshold must be >= 0"):
         svt_update(np.zeros((5, 0)), np.zeros(0), np.zeros((5, 2)), 1.0, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("n, b, a", [(3000, 40, 32), (300, 290, 32)])
+def test_svt_update_bytes_bounds_the_traced_peak(n, b, a):
+    """The estimate covers both paths: projected (b + a <= n) and concatenated (b + a > n)."""
+    import tracemalloc
+
+    from semiscale.linalg.lowrank import svt_update_bytes
+
+    rng = np.random.default_rng(7)
+    U, s = _orthonormal(rng, n, b), np.linspace(1.0, 0.1, b)
+    P = np.asfortranarray(rng.normal(size=(n, a)) / np.sqrt(n))
+    tracemalloc.start()
+    try:
+        svt_update(U, s, P, 0.5, 0.5, 0.0, max_rank=b, overwrite_p=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= svt_update_bytes(n, b, a, max_rank=b), (peak, svt_update_bytes(n, b, a, b))

@@ -119,14 +119,16 @@ def rbf_random_features(X, n_features, gamma, random_state=None):
 def svt_update_bytes(n, rank, n_new, max_rank=None):
     """Bytes :func:`svt_update` allocates at its peak besides its inputs ``U`` and ``P``.
 
-    The new factor ``U'`` (n × b', b' ≤ min(b + a, max_rank)), the QR's work copy of the
-    projected columns when ``P`` is not overwritten (n × a; 0 with ``overwrite_p=True``), the
-    projection's row block (:data:`FEATURE_BLOCK_BYTES`) and the small ``(b + a)``-sized core
-    with its eigenvectors (three such matrices).
+    The new factor ``U'`` (n × b', b' ≤ min(b + a, max_rank)), the projection's row block
+    (:data:`FEATURE_BLOCK_BYTES`) and the small ``(b + a)``-sized core with its eigenvectors
+    (three such matrices), with ``P`` overwritten (``overwrite_p=True``; otherwise add its
+    n × a copy).  When ``b + a > n`` the concatenation [U, P] and its thin Q (n × (b + a) and
+    n × min(n, b + a)) are added.
     """
-    r = int(rank) + int(n_new)
+    n, r = int(n), int(rank) + int(n_new)
     kept = r if max_rank is None else min(r, int(max_rank))
-    return 8 * (int(n) * kept + 3 * r * r) + FEATURE_BLOCK_BYTES
+    concatenated = 8 * n * (r + min(n, r)) if r > n else 0
+    return 8 * (n * min(kept, n) + 3 * r * r) + FEATURE_BLOCK_BYTES + concatenated
 
 
 def low_rank_distance(U, s, reference):
