@@ -9,6 +9,7 @@ from sklearn.svm import SVC, LinearSVC
 
 from reference_problems import blobs, hide_labels, two_moons_ssl
 from semiscale._memory import MemoryBudgetError, parse_memory_budget
+from semiscale.datasets import make_two_moons
 from semiscale.kernels import RBF
 from semiscale.models import TSVMClassifier
 from semiscale.models import tsvm as tsvm_module
@@ -150,6 +151,43 @@ def test_a_switch_back_to_a_labeling_already_tried_ends_the_weight(monkeypatch):
     assert model.n_switched_[0] == weights
 
 
+def test_the_labeled_machine_on_the_whole_gram_matrix_is_the_svm_of_the_labeled_points():
+    X, _, y_ssl = _moons(120, 6)
+    order = np.argsort(y_ssl == -1, kind="stable")  # labeled rows first, as the fit orders them
+    X, y_ssl = X[order], y_ssl[order]
+    l = 12
+    K = RBF(gamma=2.0)(X)
+    y_l = np.where(y_ssl[:l] == 1, 1.0, -1.0)
+    model = TSVMClassifier(C=3.0)
+    model.kernel_ = RBF(gamma=2.0)
+    weights = np.r_[np.full(l, 3.0), np.zeros(108)]
+    machine = model._train(K, np.r_[y_l, np.ones(108)], weights)
+    reference = SVC(kernel="precomputed", C=3.0).fit(K[:l, :l], y_l)
+    np.testing.assert_allclose(
+        model._decision_on(machine, K, slice(0, 120)),
+        reference.decision_function(K[:, :l]),
+        rtol=1e-8,
+        atol=1e-8,
+    )
+
+
+def test_the_traced_peak_of_a_fit_stays_within_its_estimate():
+    # 900 of 1,000 points labeled: the labeled machine's l x l block of the Gram matrix was
+    # copied (a non-contiguous view handed to libsvm), 6.5 MB beside the 8 MB matrix
+    import tracemalloc
+
+    X, y = make_two_moons(1000, noise=0.1, random_state=0)
+    y_ssl = np.where(np.arange(1000) % 10 == 0, -1, y)
+    model = TSVMClassifier(kernel=RBF(gamma=2.0), C_unlabeled=1e-3, memory_budget="12MB")
+    tracemalloc.start()
+    try:
+        model.fit(X, y_ssl)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= model.estimated_bytes_ <= parse_memory_budget("12MB"), (peak, model)
+
+
 # ------------------------------------------------------------------ TSVM+RandSub's budget
 def test_an_integer_max_unlabeled_draws_that_many_unlabeled_points():
     X, _, y_ssl = _moons(200, 5)
@@ -171,7 +209,7 @@ def test_the_budget_sample_grows_with_the_budget_and_its_count_stays_under_it():
         assert model.estimated_bytes_ <= parse_memory_budget(budget)
         sizes.append(model.n_unlabeled_fit_)
         # the largest sample: one more point would not fit
-        parts = model._training_bytes(40 + model.n_unlabeled_fit_ + 1, 2.0, 3000, 1)
+        parts = model._training_bytes(40 + model.n_unlabeled_fit_ + 1, X, 3000, 1)
         assert model.n_unlabeled_fit_ == 2960 or sum(parts.values()) > parse_memory_budget(budget)
     assert sizes[0] < sizes[1] < sizes[2]
 

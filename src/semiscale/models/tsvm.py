@@ -53,6 +53,10 @@ _LIBSVM_CACHE_MIB = 1
 #: Bytes of one liblinear ``feature_node`` (an int index and a double value, padded).
 _LIBLINEAR_NODE_BYTES = 16
 _MIB = 2**20
+#: The kernel blocks' working memory in a fit (the Gram matrix's and the training points'
+#: decision values' temporaries), at most an eighth of the budget: two of the array layer's
+#: 8 MiB stream blocks, one of output rows and one of temporaries.
+_KERNEL_BLOCK_BYTES = 16 * _MIB
 
 
 def _row_values(X) -> float:
@@ -60,6 +64,14 @@ def _row_values(X) -> float:
     if sp.issparse(X):
         return X.nnz / max(X.shape[0], 1)
     return float(X.shape[1])
+
+
+def _row_bytes(X) -> float:
+    """Bytes per row of a float64 copy of rows of ``X``: 8 per feature when dense; a value and
+    an int32 index per non-zero and a row pointer when sparse (CSR)."""
+    if sp.issparse(X):
+        return 12 * _row_values(X) + 8
+    return 8.0 * X.shape[1]
 
 
 class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
@@ -101,15 +113,15 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
 
     **TSVM+RandSub** (``max_unlabeled``): the machine is trained on the labeled points and
     ``max_unlabeled`` unlabeled points drawn at random (``random_state``); ``"budget"`` takes
-    the largest number that fits ``memory_budget``.  The count is what a fit holds at once
-    with ``m`` training points of ``d`` stored values: the float64 copy of the training rows
-    (``8md``), their ``m × m`` float64 Gram matrix (``8m²``: a retraining then computes no
-    kernel value), libsvm's kernel cache (1 MiB, or two rows) and per-point vectors (``80m``),
-    the targets, weights and slacks (``24m``) and the decision values of all ``n`` points; for
-    the linear kernel, liblinear's copy of the rows (``16m(d + 2)``) instead of the Gram
-    matrix.  An impossible
-    budget, or one too small for ``max_unlabeled`` points, is refused before anything large
-    is allocated.
+    the largest number that fits ``memory_budget``.  The count is what a fit holds at once with
+    ``m`` training points of ``d`` stored values: the float64 copy of the training rows
+    (``8md``; ``12`` bytes per non-zero and ``8`` per row for sparse data), their ``m × m``
+    float64 Gram matrix (``8m²``: a retraining then computes no kernel value), libsvm's kernel
+    cache (1 MiB, or two rows) and per-point vectors (``80m``), the targets, weights and slacks
+    (``24m``), the decision values of all ``n`` points and the kernel blocks' temporaries (16
+    MiB, at most an eighth of the budget); for the linear kernel, liblinear's copy of the rows
+    (``16m(d + 2)``) instead of the Gram matrix.  An impossible budget, or one too small for
+    ``max_unlabeled`` points, is refused before anything large is allocated.
 
     Parameters
     ----------
@@ -159,6 +171,9 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
     dual_coef_ : ndarray of shape (n_machines, n_support)
         ``y_i α_i`` of each final machine on the rows of ``X_fit_`` (zero where a row is not
         one of its support vectors); empty for the linear kernel.
+    support_ : ndarray
+        Rows of the training sample (``fit_indices_[support_]`` in ``X``) that are a support
+        vector of some final machine, in the order of ``X_fit_``.
     coef_ : ndarray of shape (n_machines, n_features) or None
         The linear kernel's weights (None otherwise).
     intercept_ : ndarray of shape (n_machines,)
@@ -254,10 +269,10 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
         return tags
 
     # --------------------------------------------------------------------------- memory
-    def _training_bytes(self, m: int, row_values: float, n: int, n_machines: int) -> dict:
-        """What one training on ``m`` points holds at once (the class docstring's count)."""
-        rows = 8 * m * row_values
-        parts = {f"the {m} training rows (float64)": rows}
+    def _training_bytes(self, m: int, X, n: int, n_machines: int) -> dict:
+        """What one training on ``m`` rows of ``X`` holds at once (the class docstring's count)."""
+        row_values = _row_values(X)
+        parts = {f"the {m} training rows (float64)": m * _row_bytes(X)}
         if isinstance(self.kernel_, Linear):
             parts["liblinear's copy of the rows"] = _LIBLINEAR_NODE_BYTES * m * (row_values + 2)
         else:
@@ -266,14 +281,20 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
                 max(_LIBSVM_CACHE_MIB * _MIB, 8 * m) + _LIBSVM_BYTES_PER_POINT * m
             )
         parts["weights and decision values"] = 8 * (3 * m + n * n_machines)
+        parts["the kernel blocks' temporaries"] = self._block_bytes()
         return parts
 
-    def _largest_sample(self, n_labeled, n_unlabeled, row_values, n, n_machines) -> int:
+    def _block_bytes(self) -> int:
+        """Working memory of the fit's kernel blocks (:data:`_KERNEL_BLOCK_BYTES`, at most an
+        eighth of ``memory_budget``)."""
+        return min(_KERNEL_BLOCK_BYTES, parse_memory_budget(self.memory_budget) // 8)
+
+    def _largest_sample(self, n_labeled, n_unlabeled, X, n, n_machines) -> int:
         """The most unlabeled points whose training fits ``memory_budget`` (may be < 0)."""
         budget = parse_memory_budget(self.memory_budget)
 
         def fits(u):
-            parts = self._training_bytes(n_labeled + u, row_values, n, n_machines)
+            parts = self._training_bytes(n_labeled + u, X, n, n_machines)
             return sum(parts.values()) <= budget
 
         if fits(n_unlabeled):
@@ -331,13 +352,12 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
         X64 = X.astype(np.float64, copy=False)
         kernel = kernel_to_fit(self.kernel, DEFAULT_RBF)
         self.kernel_ = kernel_reading_marker(kernel, self).fit(X64, y, random_state=seed)
-        row_values = _row_values(X)
-        u = self._sample_size(labeled.size, pool.size, row_values, n, n_machines)
+        u = self._sample_size(labeled.size, pool.size, X, n, n_machines)
         sample = pool
         if u < pool.size:
             sample = np.sort(check_random_state(seed).choice(pool, size=u, replace=False))
         fit_rows = np.concatenate([labeled, sample])
-        parts = self._training_bytes(fit_rows.size, row_values, n, n_machines)
+        parts = self._training_bytes(fit_rows.size, X, n, n_machines)
         check_fits(
             parts,
             self.memory_budget,
@@ -357,7 +377,11 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
             with stage(
                 f"[{type(self).__name__}] Gram matrix of {fit_rows.size} points", self.verbose
             ):
-                data = kernel_matrix(self.kernel_, X_fit, None, self.memory_budget)
+                # the Gram matrix and one block of temporaries: what the count holds for them
+                gram_bytes = 8 * fit_rows.size**2
+                data = kernel_matrix(
+                    self.kernel_, X_fit, None, gram_bytes + self._block_bytes() + 1
+                )
         codes = targets.codes[labeled]
         machines, imputed, n_iter, n_switched = [], [], [], []
         for c in range(n_machines):
@@ -385,7 +409,9 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
         self.n_labeled_ = int(labeled.size)
         timings = {"tsvm": time.perf_counter() - tic}
         tic = time.perf_counter()
-        self.transduction_ = labels_from_decision(self.classes_, self._decision(X64))
+        del data, X_fit, machines  # the Gram matrix is released before the decision blocks
+        decision = self._decision(X64, self._block_bytes())
+        self.transduction_ = labels_from_decision(self.classes_, decision)
         timings["transduction"] = time.perf_counter() - tic
         timings["total"] = time.perf_counter() - start
         self.timings_ = timings
@@ -397,12 +423,12 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
         )
         return self
 
-    def _sample_size(self, n_labeled, n_unlabeled, row_values, n, n_machines) -> int:
+    def _sample_size(self, n_labeled, n_unlabeled, X, n, n_machines) -> int:
         if self.max_unlabeled is None:
             return n_unlabeled
         if isinstance(self.max_unlabeled, str):  # "budget"
             # < 0: not even the labeled points fit; fit's check then refuses them alone
-            return max(self._largest_sample(n_labeled, n_unlabeled, row_values, n, n_machines), 0)
+            return max(self._largest_sample(n_labeled, n_unlabeled, X, n, n_machines), 0)
         return min(int(self.max_unlabeled), n_unlabeled)
 
     def _train(self, data, targets, weights):
@@ -441,15 +467,22 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
         """
         l = y_l.size
         u = data.shape[0] - l
-        linear = isinstance(self.kernel_, Linear)
-        # the labeled machine: on the labeled rows, or the Gram matrix's labeled columns (views)
-        labeled_columns = data if linear else data[:, :l]
-        machine = self._train(labeled_columns[:l], y_l, np.full(l, float(self.C)))
+        if isinstance(self.kernel_, Linear):
+            machine = self._train(data[:l], y_l, np.full(l, float(self.C)))
+        else:
+            # The labeled machine on the whole Gram matrix with the unlabeled rows weighted 0:
+            # scikit-learn's libsvm drops zero-weight rows (their α is 0 whatever), so this is
+            # the SVM of the labeled points, without the copy of their l × l block that the
+            # non-contiguous view data[:l, :l] would cost (l² floats: 83 MB for a9a's 3,256
+            # labels with 10 %)
+            weights = np.zeros(data.shape[0])
+            weights[:l] = self.C
+            machine = self._train(data, np.concatenate([y_l, np.ones(u)]), weights)
         fits, switched = 1, 0
         unlabeled_rows = slice(l, l + u)
         if u == 0:
             return machine, np.empty(0), fits, switched
-        f_u = self._decision_on(machine, labeled_columns, unlabeled_rows)
+        f_u = self._decision_on(machine, data, unlabeled_rows)
         y_u = -np.ones(u)
         y_u[np.argsort(-f_u, kind="stable")[:n_pos]] = 1.0
         c_star = float(self.C_unlabeled)
@@ -546,8 +579,9 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
         self.support_ = support  # rows of the training sample (fit_indices_[support_] in X)
 
     # ------------------------------------------------------------------------ predict
-    def _decision(self, X64):
-        """Decision columns of float64 points, one per machine."""
+    def _decision(self, X64, block_bytes=None):
+        """Decision columns of float64 points, one per machine (kernel blocks within
+        ``block_bytes``, by default ``memory_budget``)."""
         ops = get_ops()
         if self.coef_ is not None:
             W = np.ascontiguousarray(self.coef_.T)
@@ -558,7 +592,8 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
             return np.tile(self.intercept_, (X64.shape[0], 1))
         # K(X, X_fit_) @ dual_coef_ᵀ, block by block under the budget
         V = np.ascontiguousarray(self.dual_coef_.T)
-        decision = ops.kernel_matmul(self.kernel_, X64, X_sv, V, self.memory_budget)
+        budget = self.memory_budget if block_bytes is None else block_bytes
+        decision = ops.kernel_matmul(self.kernel_, X64, X_sv, V, budget)
         return decision.reshape(X64.shape[0], -1) + self.intercept_
 
     def decision_function(self, X):
