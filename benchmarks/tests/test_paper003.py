@@ -27,23 +27,6 @@ SHARED = next(
 )
 
 
-def _estimators_available():
-    try:
-        from semiscale.cluster_kernels import (  # noqa: F401
-            ClusterKernel,
-            NystromClusterKernel,
-            StochasticClusterKernel,
-        )
-        from semiscale.models import (  # noqa: F401
-            NearestNeighborsClassifier,
-            StorageFitClassifier,
-            TSVMClassifier,
-        )
-    except ImportError:
-        return False
-    return True
-
-
 def test_registered_with_the_papers_datasets():
     assert "paper003" in CATALOG and load_benchmark("paper003") is BENCHMARK
     assert QUICK.quick and QUICK.digest() != PROTOCOL.digest()
@@ -203,7 +186,6 @@ def test_targets_from_synthetic_records(tmp_path):
 
 
 @pytest.mark.skipif(SHARED is None, reason="needs the shared datasets folder")
-@pytest.mark.skipif(not _estimators_available(), reason="paper 003's estimators are not built")
 def test_quick_run_writes_every_report(tmp_path, monkeypatch):
     monkeypatch.setenv("SEMISCALE_DATA", str(SHARED))
     paths = run_benchmark(BENCHMARK, quick=True, out=tmp_path, verbose=0)

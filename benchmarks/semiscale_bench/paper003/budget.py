@@ -195,11 +195,15 @@ def measure_in_child(spec: dict, timeout: float) -> dict:
 
 
 def cells(protocol):
-    """(dataset, labels, budget, width, method, repeat) of every planned Figure 1 fit."""
+    """(dataset, labels, budget, width, method, repeat) of every planned Figure 1 fit.
+
+    The smallest budget first (both sets, both label counts), so that a run cut short has
+    the 200 MB cells the targets name.
+    """
     out = []
-    for name in protocol.budget_sets:
+    for budget in protocol.budgets:
         for labels in protocol.budget_labels:
-            for budget in protocol.budgets:
+            for name in protocol.budget_sets:
                 widths = ["paper"]
                 if budget in protocol.default_width_budgets:
                     widths.append("default")
