@@ -56,12 +56,15 @@ from .transfer import resolve_transfer
 
 __all__ = ["StochasticClusterKernel", "stochastic_parts", "stochastic_sizes"]
 
-#: BLAS threads of the SVT steps (thin QR, ``(a + b)``-sized eigenproblem, skinny products).  On
-#: the shared 2-core development machine at load 8, a default fit on splice (1,000 × 60,
-#: ``threshold=0.003``) took 79.0 s with OpenBLAS's default threads (53.9 s of it in the 20 thin
-#: QRs of 1,000 × 64 columns, 15.5 s in the core eigenproblems; cProfile) and 1.24 s in one
-#: thread (``OPENBLAS_NUM_THREADS=1``): oversubscribed threads spin in these small LAPACK calls.
-SVT_BLAS_THREADS = 1
+#: BLAS threads of the exact degrees and the SVT steps (thin QR, ``(a + b)``-sized eigenproblem,
+#: skinny products); the degrees' blocks still run on ``n_jobs`` threads.  On the shared 2-core
+#: development machine at load 8, a default fit on splice (1,000 × 60, ``threshold=0.003``) took
+#: 79.0 s with OpenBLAS's default threads (53.9 s of it in the 20 thin QRs of 1,000 × 64
+#: columns, 15.5 s in the core eigenproblems; cProfile) and 1.24 s in one thread
+#: (``OPENBLAS_NUM_THREADS=1``): oversubscribed threads spin in these small LAPACK calls.  The
+#: degrees of 12,000 a9a rows (dense, γ = 1/32) at load 3.4: 3.92 s with the default threads,
+#: 1.87 s in one (``n_jobs=None``).
+BLAS_THREADS = 1
 
 
 def stochastic_parts(n, d, a, b) -> dict:
@@ -359,7 +362,10 @@ class StochasticClusterKernel(_ClusterKernelBase):
         rng = check_random_state(seed)
         with stage(f"[{name}] kernel width on {n} points", self.verbose):
             self.kernel_ = self._kernel(X, seed)
-        with stage(f"[{name}] exact degrees of {n} points", self.verbose):
+        with (
+            stage(f"[{name}] exact degrees of {n} points", self.verbose),
+            get_ops().blas_threads(BLAS_THREADS),
+        ):
             degrees = kernel_degrees(self.kernel_, X, STREAM_BYTES + 8 * n * (d + 2), self.n_jobs)
         seconds = {"degrees": time.perf_counter() - start}
         inv_sqrt = np.divide(1.0, np.sqrt(degrees), out=np.zeros_like(degrees), where=degrees > 0)
@@ -368,7 +374,7 @@ class StochasticClusterKernel(_ClusterKernelBase):
         errors = []
         with (
             stage(f"[{name}] {self.n_iter} steps (a = {a}, b = {b})", self.verbose),
-            get_ops().blas_threads(SVT_BLAS_THREADS),
+            get_ops().blas_threads(BLAS_THREADS),
         ):
             for t in range(1, self.n_iter + 1):
                 tick = time.perf_counter()
