@@ -23,6 +23,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -32,7 +33,7 @@ from .._random import RANDOM_STATE_CONSTRAINT
 from .._validation import unlabeled_rows, validate_X
 from ..kernels import RBF
 from ..linalg.blocked import kernel_matmul
-from ._sizing import STREAM_BYTES
+from ._sizing import stream_bytes
 from ._spectral import EIGEN_RTOL
 from .transfer import TRANSFERS, apply_transfer
 
@@ -159,7 +160,9 @@ class _ClusterKernelBase(TransformerMixin, BaseEstimator):
     def _extend(self, X):
         """Rows of ``F`` for the points ``X`` (validated), through ``K(X, X_G) G``."""
         basis = self._basis()
-        budget = STREAM_BYTES + 8 * basis.shape[0] * (basis.shape[1] + 2)
+        budget = stream_bytes(
+            X.shape[0], basis.shape[0], basis.shape[1], sparse=sp.issparse(X) or sp.issparse(basis)
+        )
         P = kernel_matmul(self.kernel_, X, basis, self.components_, budget, self.n_jobs)
         return _virtual_rows(np.asarray(P, dtype=np.float64))
 

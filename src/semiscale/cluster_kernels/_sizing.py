@@ -8,7 +8,7 @@ through the ops layer (once for the landmarks' degrees, once for ``F``), so the 
 (float64 entries):
 
 - always: the landmarks ``X_S`` (:math:`s d`, a dense bound) and the streamed kernel blocks
-  with their ``B``-side operands (:data:`STREAM_BYTES` + :math:`8 s (d + 2)` bytes);
+  with their ``B``-side operands (:func:`stream_bytes`);
 - phase 1, the eigenproblem: ``W = K(X_S, X_S)`` solved in place (:math:`s^2`), LAPACK
   ``syevr``'s ``k`` eigenvectors and workspace (:math:`s k + 40 s`), the ``s`` degrees;
 - phase 2, the virtual samples (``W`` released): the weights
@@ -36,6 +36,7 @@ from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 __all__ = [
     "DEFAULT_MAX_COMPONENTS",
     "STREAM_BYTES",
+    "stream_bytes",
     "exact_bytes",
     "exact_parts",
     "heuristic_bytes",
@@ -75,11 +76,29 @@ def heuristic_bytes(n, d, gamma) -> int:
     return 26 * m * m + 16 * m * int(d)
 
 
-def _stream(rows, d) -> int:
-    return STREAM_BYTES + 8 * int(rows) * (int(d) + 2)
+def stream_bytes(n_rows, n_cols, d, *, sparse=False) -> int:
+    """Budget of a streamed kernel product ``K(A, B)·V`` (``A``: ``n_rows``, ``B``: ``n_cols``).
+
+    The kernel's own memory model (:meth:`semiscale.kernels.Kernel._block_plan`) needs the
+    resolved kernel and the data; this bound needs neither, so that sizes are fixed before
+    anything is allocated: the ``B``-side operands (dense: ``B`` augmented by two columns;
+    sparse: two copies of ``B`` with their indices, at most ``d`` entries a row; norms, numpy's
+    ufunc buffer, the accumulation buffers of
+    :meth:`~semiscale.linalg.ops.ArrayOps.kernel_rmatmul`) plus blocks of at most
+    :data:`STREAM_BYTES`, each row at most ``8 n_cols + 16 (d + 2)`` bytes (dense; sparse:
+    ``24 (n_cols + d + 2)``, the sparse product before it is densified).  Passed as the
+    product's ``memory_budget``, the ops layer keeps its blocks within it.
+    """
+    n_rows, n_cols, d = int(n_rows), int(n_cols), int(d)
+    if sparse:
+        fixed, row = 24 * n_cols * (d + 2), 24 * (n_cols + d + 2)
+    else:
+        fixed, row = 8 * n_cols * (d + 2), 8 * n_cols + 16 * (d + 2)
+    fixed += 64 * n_cols + 8192 * 8 + 4096
+    return fixed + min(STREAM_BYTES, n_rows * row)
 
 
-def nystrom_parts(n, d, k, s) -> dict:
+def nystrom_parts(n, d, k, s, *, sparse=False) -> dict:
     """The arrays of a Nyström cluster-kernel fit (name -> bytes); see the module's table.
 
     Not all live at once: ``W`` and LAPACK's workspace are released before ``F`` is allocated
@@ -88,7 +107,7 @@ def nystrom_parts(n, d, k, s) -> dict:
     n, d, k, s = int(n), int(d), int(k), int(s)
     return {
         f"the {s} landmarks' features": 8 * s * d,
-        "the streamed kernel blocks": _stream(s, d),
+        "the streamed kernel blocks": stream_bytes(n, s, d, sparse=sparse),
         f"the {s}x{s} landmark kernel W": 8 * s * s,
         f"LAPACK's workspace and the {s} degrees": 8 * (_LAPACK * s + s),
         f"the {s}x{k} eigenvectors, then extension weights (and a copy)": 8 * 2 * s * k,
@@ -96,7 +115,7 @@ def nystrom_parts(n, d, k, s) -> dict:
     }
 
 
-def nystrom_bytes(n, d, k, s) -> int:
+def nystrom_bytes(n, d, k, s, *, sparse=False) -> int:
     """Peak bytes of a Nyström fit: the landmarks and streamed blocks, plus the larger phase.
 
     Phase 1 (the eigenproblem): ``W``, its eigenvectors and LAPACK's workspace; phase 2 (the
@@ -105,10 +124,10 @@ def nystrom_bytes(n, d, k, s) -> int:
     n, d, k, s = int(n), int(d), int(k), int(s)
     eigen = 8 * (s * s + s * k + _LAPACK * s + s)
     samples = 8 * (2 * s * k + n * k + n)
-    return 8 * s * d + _stream(s, d) + max(eigen, samples)
+    return 8 * s * d + stream_bytes(n, s, d, sparse=sparse) + max(eigen, samples)
 
 
-def exact_parts(n_rows, n_fit, d, *, subsample=False) -> dict:
+def exact_parts(n_rows, n_fit, d, *, subsample=False, sparse=False) -> dict:
     """The arrays of an exact cluster-kernel fit on ``n_fit`` of ``n_rows`` points.
 
     ``K`` is released (LAPACK overwrites it) before ``F`` is allocated: :func:`exact_bytes`
@@ -119,7 +138,7 @@ def exact_parts(n_rows, n_fit, d, *, subsample=False) -> dict:
         f"the {m}x{m} kernel matrix": 8 * m * m,
         f"its {m} eigenvectors and LAPACK's workspace": 8 * (m * m + _LAPACK * m),
         f"the {n}x{m} virtual samples F": 8 * (n * m + n),
-        "the streamed kernel blocks": _stream(m, d),
+        "the streamed kernel blocks": stream_bytes(n, m, d, sparse=sparse),
     }
     if subsample:
         parts[f"the {m} fitted points' features"] = 8 * m * d
@@ -129,12 +148,12 @@ def exact_parts(n_rows, n_fit, d, *, subsample=False) -> dict:
     return parts
 
 
-def exact_bytes(n_rows, n_fit, d, *, subsample=False) -> int:
+def exact_bytes(n_rows, n_fit, d, *, subsample=False, sparse=False) -> int:
     """Peak bytes of an exact fit: ``K`` and its eigenvectors, or the eigenvectors and ``F``."""
     n, m = int(n_rows), int(n_fit)
     eigen = 8 * (2 * m * m + _LAPACK * m)
     samples = 8 * (m * m + n * m + n)
-    fixed = _stream(m, d)
+    fixed = stream_bytes(n, m, d, sparse=sparse)
     if subsample:
         samples += 8 * m * m + min(STREAM_BYTES, 8 * (n - m) * m)
         fixed += 8 * m * int(d)
@@ -152,7 +171,9 @@ def landmarks_for(k, n) -> int:
     return int(min(n, max(k, math.ceil(k * math.log(max(k, 1))))))
 
 
-def nystrom_sizes(n, d, memory_budget, n_components=None, n_landmarks=None, *, gamma="median"):
+def nystrom_sizes(
+    n, d, memory_budget, n_components=None, n_landmarks=None, *, gamma="median", sparse=False
+):
     """Rank ``k``, landmarks ``s`` and estimated bytes of a Nyström cluster kernel.
 
     Parameters
@@ -170,6 +191,8 @@ def nystrom_sizes(n, d, memory_budget, n_components=None, n_landmarks=None, *, g
         ``k``: ``k`` is lowered to ``s`` when larger).
     gamma : float or str
         The kernel's width (a heuristic name adds :func:`heuristic_bytes`).
+    sparse : bool
+        Whether ``X`` is a sparse matrix (:func:`stream_bytes`).
 
     Returns
     -------
@@ -188,12 +211,12 @@ def nystrom_sizes(n, d, memory_budget, n_components=None, n_landmarks=None, *, g
     def sizes(k):
         s = landmarks_for(k, n) if n_landmarks is None else min(int(n_landmarks), n)
         k = min(k, s)
-        return k, s, _total(nystrom_bytes(n, d, k, s), heuristic)
+        return k, s, _total(nystrom_bytes(n, d, k, s, sparse=sparse), heuristic)
 
     if isinstance(n_components, str) or n_components is None:
         top = n if n_components == "budget" else min(n, DEFAULT_MAX_COMPONENTS)
         if sizes(1)[2] > budget:
-            _refuse(budget, sizes(1), n, d, heuristic, "k = 1")
+            _refuse(budget, sizes(1), n, d, heuristic, "k = 1", sparse)
         lo, hi = 1, top  # the largest k with sizes(k) within the budget: bytes grow with k
         while lo < hi:
             mid = (lo + hi + 1) // 2
@@ -201,17 +224,17 @@ def nystrom_sizes(n, d, memory_budget, n_components=None, n_landmarks=None, *, g
         return sizes(lo)
     chosen = sizes(min(int(n_components), n))
     if chosen[2] > budget:
-        _refuse(budget, chosen, n, d, heuristic, f"n_components={n_components}")
+        _refuse(budget, chosen, n, d, heuristic, f"n_components={n_components}", sparse)
     return chosen
 
 
-def _refuse(budget, chosen, n, d, heuristic, what):
+def _refuse(budget, chosen, n, d, heuristic, what, sparse):
     k, s, needed = chosen
-    parts = nystrom_parts(n, d, k, s)
+    parts = nystrom_parts(n, d, k, s, sparse=sparse)
     listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in parts.items())
     width = (
         f" (the gamma heuristic alone needs {format_bytes(heuristic)}: a numeric gamma avoids it)"
-        if heuristic >= nystrom_bytes(n, d, k, s)
+        if heuristic >= nystrom_bytes(n, d, k, s, sparse=sparse)
         else ""
     )
     raise MemoryBudgetError(
@@ -223,7 +246,7 @@ def _refuse(budget, chosen, n, d, heuristic, what):
     )
 
 
-def largest_subsample(n, d, memory_budget, n_required, *, gamma="median"):
+def largest_subsample(n, d, memory_budget, n_required, *, gamma="median", sparse=False):
     """The most points (≥ ``n_required``, ≤ ``n``) an exact cluster kernel fits on in the budget.
 
     ClusK+RandSub: every labeled point (``n_required``) plus as many unlabeled ones as fit,
@@ -242,7 +265,7 @@ def largest_subsample(n, d, memory_budget, n_required, *, gamma="median"):
     heuristic = heuristic_bytes(n, d, gamma)
 
     def cost(m):
-        return _total(exact_bytes(n, m, d, subsample=m < n), heuristic)
+        return _total(exact_bytes(n, m, d, subsample=m < n, sparse=sparse), heuristic)
 
     low = max(int(n_required), 2)
     if cost(low) > budget:

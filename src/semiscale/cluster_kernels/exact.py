@@ -6,6 +6,7 @@ import time
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -23,6 +24,7 @@ from ._sizing import (
     exact_parts,
     heuristic_bytes,
     largest_subsample,
+    stream_bytes,
 )
 from ._spectral import virtual_samples
 
@@ -142,18 +144,21 @@ class ClusterKernel(_ClusterKernelBase):
     def _basis(self):
         return self.X_fit_
 
-    def _fit_size(self, n, d, n_labeled):
+    def _fit_size(self, n, d, n_labeled, sparse):
         """Points to fit on and the estimated bytes; refuses before anything is allocated."""
         if self.max_samples == "budget":
-            return largest_subsample(n, d, self.memory_budget, n_labeled, gamma=self.gamma)
+            return largest_subsample(
+                n, d, self.memory_budget, n_labeled, gamma=self.gamma, sparse=sparse
+            )
         m = n if self.max_samples is None else min(int(self.max_samples), n)
         if m < n_labeled:
             raise ValueError(
                 f"max_samples={self.max_samples} is below the {n_labeled} labeled rows, which "
                 f"are all fitted on; pass max_samples >= {n_labeled} or 'budget'"
             )
-        parts = exact_parts(n, m, d, subsample=m < n)
-        needed = _total(exact_bytes(n, m, d, subsample=m < n), heuristic_bytes(n, d, self.gamma))
+        parts = exact_parts(n, m, d, subsample=m < n, sparse=sparse)
+        peak = exact_bytes(n, m, d, subsample=m < n, sparse=sparse)
+        needed = _total(peak, heuristic_bytes(n, d, self.gamma))
         budget = parse_memory_budget(self.memory_budget)
         if needed > budget:
             listed = ", ".join(f"{k} {format_bytes(v)}" for k, v in parts.items())
@@ -174,7 +179,7 @@ class ClusterKernel(_ClusterKernelBase):
         n, d = X.shape
         labeled = self._labeled_mask(y, n)
         n_labeled = int(labeled.sum())
-        m, self.estimated_bytes_ = self._fit_size(n, d, n_labeled)
+        m, self.estimated_bytes_ = self._fit_size(n, d, n_labeled, sp.issparse(X))
         self._log_sizes(f"{m} of {n} points fitted on, {self.estimated_bytes_} bytes estimated")
         seed = as_random_state(self.random_state)
         rng = check_random_state(seed)
@@ -188,7 +193,7 @@ class ClusterKernel(_ClusterKernelBase):
         else:
             self.fit_indices_ = np.arange(n)
             self.X_fit_ = X
-        stream = STREAM_BYTES + 8 * m * (d + 2)
+        stream = stream_bytes(n, m, d, sparse=sp.issparse(X))
         with stage(f"[{name}] {m}x{m} kernel and its Laplacian", self.verbose):
             L = np.asarray(
                 kernel_matrix(self.kernel_, self.X_fit_, None, 8 * m * m + stream, self.n_jobs),

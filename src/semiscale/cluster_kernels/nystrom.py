@@ -6,6 +6,7 @@ import time
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -15,7 +16,7 @@ from .._validation import validate_X
 from ..linalg.blocked import kernel_matrix, kernel_rmatmul
 from ..linalg.ops import get_ops
 from ._base import EIGH_BLAS_THREADS, _ClusterKernelBase
-from ._sizing import STREAM_BYTES, nystrom_sizes
+from ._sizing import nystrom_sizes, stream_bytes
 
 __all__ = ["NystromClusterKernel"]
 
@@ -184,7 +185,13 @@ class NystromClusterKernel(_ClusterKernelBase):
         n_labeled = int(self._labeled_mask(y, n).sum())
         # sizes first: an impossible budget is refused before any array exists
         k, s, self.estimated_bytes_ = nystrom_sizes(
-            n, d, self.memory_budget, self.n_components, self.n_landmarks, gamma=self.gamma
+            n,
+            d,
+            self.memory_budget,
+            self.n_components,
+            self.n_landmarks,
+            gamma=self.gamma,
+            sparse=sp.issparse(X),
         )
         self._log_sizes(
             f"k = {k} components, s = {s} landmarks, {self.estimated_bytes_} bytes estimated"
@@ -195,7 +202,7 @@ class NystromClusterKernel(_ClusterKernelBase):
             self.kernel_ = self._kernel(X, seed)
         self.landmark_indices_ = np.sort(rng.choice(n, s, replace=False))
         self.landmarks_ = X[self.landmark_indices_]
-        stream = STREAM_BYTES + 8 * s * (d + 2)
+        stream = stream_bytes(n, s, d, sparse=sp.issparse(X))
         with stage(f"[{name}] landmark kernel and degrees ({s} of {n} points)", self.verbose):
             W = np.asarray(
                 kernel_matrix(self.kernel_, self.landmarks_, None, 8 * s * s + stream, self.n_jobs),
