@@ -19,9 +19,11 @@ where :math:`L_t = D^{-1/2} Φ_t Φ_t^⊤ D^{-1/2}` with fresh random Fourier fe
 formed: :math:`Z_t = U_t\,\mathrm{diag}(s_t)\,U_t^⊤` (n × b) and :math:`L_t = P_tP_t^⊤` with
 :math:`P_t = D^{-1/2}Φ_t`, and each step is the factored SVT of
 :func:`~semiscale.linalg.lowrank.svt_update` (Avron et al. 2012, Lemma 2.4).  With
-:math:`η_t = 2/t` the unthresholded iterate is the weighted mean
-:math:`\sum_t \frac{2t}{T(T+1)} L_t` (so :math:`E[Z_{T+1}] = L` when λ = 0), and Zhang et al.
-(2016) bound :math:`‖Z_{T+1} − \hat L‖_F^2 = O(\log\log T / T)` with high probability.
+:math:`η_t = 2/t` the unthresholded iterate (λ = 0) is, for T ≥ 2, the weighted mean
+:math:`Z_{T+1} = \sum_{t=2}^{T} \frac{2(t-1)}{T(T-1)} L_t` (:math:`η_2 = 1` discards
+:math:`Z_2 = 2L_1`), so :math:`E[Z_{T+1}] = L`; at T = 1 it is :math:`2L_1`, twice L in
+expectation (both tested), as Algorithm 1 is written (:math:`η_1 = 2`).  Zhang et al. (2016)
+bound :math:`‖Z_{T+1} − \hat L‖_F^2 = O(\log\log T / T)` with high probability.
 
 The eigenpairs :math:`(u_i, \hat σ_i)` of :math:`Z_{T+1}` give :math:`σ_i = \hat σ_i + λ`
 (Algorithm 1 line 8), the transfer function and the virtual samples ``F``
