@@ -328,3 +328,5 @@ def test_the_traced_peak_stays_under_the_estimate(make, sparse):
     assert est.estimated_bytes_ <= 60 * 2**20
     assert F.shape[0] == 4000
     assert peak <= est.estimated_bytes_, (peak, est.estimated_bytes_)
+    # and the estimate is not a blanket bound: measured ratios 0.56-0.87 here
+    assert peak >= 0.5 * est.estimated_bytes_, (peak, est.estimated_bytes_)
