@@ -36,6 +36,7 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -52,7 +53,7 @@ from ..linalg.lowrank import (
 )
 from ..linalg.ops import get_ops
 from ._base import _ClusterKernelBase
-from ._sizing import DEFAULT_MAX_COMPONENTS, STREAM_BYTES, heuristic_bytes
+from ._sizing import DEFAULT_MAX_COMPONENTS, heuristic_bytes, stream_bytes
 from ._spectral import kernel_degrees, virtual_samples
 from .transfer import resolve_transfer
 
@@ -69,7 +70,7 @@ __all__ = ["StochasticClusterKernel", "stochastic_parts", "stochastic_sizes"]
 BLAS_THREADS = 1
 
 
-def stochastic_parts(n, d, a, b) -> dict:
+def stochastic_parts(n, d, a, b, *, sparse=False) -> dict:
     r"""The phases of a SoCK fit and their arrays (phase -> {name -> bytes}).
 
     Paper 003 (§3.1) counts :math:`(d + 2(a_t + b_t))\,n·8` bytes.  Here the data are the
@@ -77,7 +78,8 @@ def stochastic_parts(n, d, a, b) -> dict:
     phase by phase (float64 entries):
 
     - **degrees**: the degree vector ``n`` and the streamed kernel blocks with their ``B``-side
-      operands, :data:`~semiscale.cluster_kernels._sizing.STREAM_BYTES` + :math:`n(d + 2)`;
+      operands (:func:`~semiscale.cluster_kernels._sizing.stream_bytes` of the n × n product,
+      dense or sparse ``X``);
     - **a step** (the peak): the degrees and :math:`D^{-1/2}` (``2n``), the features
       :math:`P_t` (``a n``, projected and QR-factored in place), the iterate's factor
       :math:`U_t` (``b n``) and the new one :math:`U_{t+1}` (``b n``), the frequencies
@@ -90,7 +92,7 @@ def stochastic_parts(n, d, a, b) -> dict:
       fitted points.
     """
     n, d, a, b = int(n), int(d), int(a), int(b)
-    stream = STREAM_BYTES + 8 * n * (d + 2)
+    stream = stream_bytes(n, n, d, sparse=sparse)
     return {
         "degrees": {"the degrees": 8 * n, "the streamed kernel blocks": stream},
         "a step": {
@@ -112,7 +114,9 @@ def stochastic_parts(n, d, a, b) -> dict:
     }
 
 
-def stochastic_sizes(n, d, memory_budget, *, n_random_features, max_rank=None, gamma="median"):
+def stochastic_sizes(
+    n, d, memory_budget, *, n_random_features, max_rank=None, gamma="median", sparse=False
+):
     """SoCK's sizes ``(a, b, estimated_bytes)`` for ``n`` points within ``memory_budget``.
 
     The estimate is the largest phase of :func:`stochastic_parts` (and the ``gamma``
@@ -132,6 +136,10 @@ def stochastic_sizes(n, d, memory_budget, *, n_random_features, max_rank=None, g
         :math:`O(n b (a + b))` flops, so a large budget must not make every step slow);
         ``"budget"``: the largest that fits; an int: that, refused when it does not fit.
         Always at most ``n``.
+    gamma : float or str
+        The kernel's width (a heuristic name adds its sample's bytes).
+    sparse : bool, default=False
+        Whether ``X`` is sparse (the streamed products' operands are larger).
 
     Returns
     -------
@@ -148,7 +156,7 @@ def stochastic_sizes(n, d, memory_budget, *, n_random_features, max_rank=None, g
     heuristic = heuristic_bytes(n, d, gamma)
 
     def total(b):
-        phases = stochastic_parts(n, d, a, b)
+        phases = stochastic_parts(n, d, a, b, sparse=sparse)
         return max(max(sum(p.values()) for p in phases.values()), heuristic)
 
     top = n
@@ -163,7 +171,7 @@ def stochastic_sizes(n, d, memory_budget, *, n_random_features, max_rank=None, g
             lo, hi = (mid, hi) if total(mid) <= budget else (lo, mid - 1)
         b = lo
     if total(b) > budget:
-        phases = stochastic_parts(n, d, a, b)
+        phases = stochastic_parts(n, d, a, b, sparse=sparse)
         name = max(phases, key=lambda key: sum(phases[key].values()))
         parts = (
             phases[name]
@@ -358,6 +366,7 @@ class StochasticClusterKernel(_ClusterKernelBase):
             n_random_features=self.n_random_features,
             max_rank=self.max_rank,
             gamma=self.gamma,
+            sparse=sp.issparse(X),
         )
         self._log_sizes(f"a = {a} features, b = {b} rank, {self.estimated_bytes_} bytes estimated")
         seed = as_random_state(self.random_state)
@@ -368,7 +377,9 @@ class StochasticClusterKernel(_ClusterKernelBase):
             stage(f"[{name}] exact degrees of {n} points", self.verbose),
             get_ops().blas_threads(BLAS_THREADS),
         ):
-            degrees = kernel_degrees(self.kernel_, X, STREAM_BYTES + 8 * n * (d + 2), self.n_jobs)
+            degrees = kernel_degrees(
+                self.kernel_, X, stream_bytes(n, n, d, sparse=sp.issparse(X)), self.n_jobs
+            )
         seconds = {"degrees": time.perf_counter() - start}
         inv_sqrt = np.divide(1.0, np.sqrt(degrees), out=np.zeros_like(degrees), where=degrees > 0)
         lam = float(self.threshold)
