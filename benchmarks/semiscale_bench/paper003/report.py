@@ -10,6 +10,8 @@ seconds beside.  ``sock_curve.md``: SoCK's AUC and time per T, NysCK and ClusK. 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from scipy.stats import rankdata
 
@@ -231,6 +233,13 @@ def budget_results(protocol, store) -> dict:
     return out
 
 
+def _error(rec, limit: int = 220) -> str:
+    """The failure's last exception line (a child's stderr ends with it), shortened."""
+    text = rec["error"]
+    found = list(re.finditer(r"\b\w+(Error|Exception): ", text))
+    return (text[found[-1].start() :] if found else text)[:limit]
+
+
 def _size_text(rec) -> str:
     s = rec.get("sizes", {})
     parts = []
@@ -290,7 +299,7 @@ def _budget_md(protocol, store, results, runs):
                                     "",
                                     "",
                                     "",
-                                    rec["error"][:120],
+                                    _error(rec),
                                     paper_s,
                                 ]
                             )
@@ -400,17 +409,29 @@ def _figures(protocol, fits, curve, out) -> list[str]:
     for i, lab in enumerate(labels):
         for j, name in enumerate(sets):
             ax = axes[i][j]
-            for method in protocol.budget_methods:
-                xs, ys = [], []
-                for budget in protocol.budgets:
-                    rec = fits.get((name, lab, budget, "paper", method))
-                    if rec and "error" not in rec:
-                        xs.append(parse_memory_budget(budget) / 1e6)
-                        ys.append(rec["auc"])
-                if xs:
-                    ax.plot(xs, ys, marker="o", label=method)
-            ax.set_title(f"{lab:,} labeled @ {name}")
-            ax.set_xlabel("budget (MB)")
+            for c, method in enumerate(protocol.budget_methods):
+                for width in ("paper", "default"):
+                    xs, ys = [], []
+                    for budget in protocol.budgets:
+                        rec = fits.get((name, lab, budget, width, method))
+                        if rec and "error" not in rec:
+                            xs.append(parse_memory_budget(budget) / MIB)
+                            ys.append(rec["auc"])
+                    if xs and width == "paper":
+                        ax.plot(xs, ys, marker="o", color=f"C{c}", label=method)
+                    elif xs:  # the library's default width: hollow markers
+                        ax.plot(
+                            xs,
+                            ys,
+                            marker="o",
+                            linestyle="",
+                            color=f"C{c}",
+                            markerfacecolor="none",
+                            markersize=9,
+                            label=f"{method} (default width)",
+                        )
+            ax.set_title(f"{lab:,} labeled @ {name} (sigma = {protocol.budget_sigma:g})")
+            ax.set_xlabel("memory budget (MiB)")
             ax.set_ylabel("AUC")
             ax.grid(alpha=0.3)
             if ax.get_legend_handles_labels()[0]:
