@@ -10,7 +10,12 @@ import pytest
 import scipy.sparse as sp
 
 from semiscale._memory import MemoryBudgetError
-from semiscale.cluster_kernels import ClusterKernel, CutWarning, NystromClusterKernel
+from semiscale.cluster_kernels import (
+    ClusterKernel,
+    CutWarning,
+    NystromClusterKernel,
+    StochasticClusterKernel,
+)
 from semiscale.cluster_kernels import transfer as tr
 from semiscale.cluster_kernels._sizing import (
     DEFAULT_MAX_COMPONENTS,
@@ -219,6 +224,18 @@ def test_sparse_X_gives_what_dense_X_gives(cls):
     sparse = est.fit_transform(sp.csr_matrix(X), y)
     np.testing.assert_allclose(sparse @ sparse.T, dense @ dense.T, atol=1e-9)
     np.testing.assert_allclose(est.transform(sp.csr_matrix(X[:9])), sparse[:9], atol=1e-8)
+
+
+@pytest.mark.parametrize("cls", [ClusterKernel, NystromClusterKernel, StochasticClusterKernel])
+def test_float32_points_transform_in_small_batches(cls):
+    # the ops layer casts the float64 weights G to float32 for a float32 X: a transform of a
+    # few rows was refused (MemoryBudgetError) when that copy was not in its budget
+    X, y = _moons(120)
+    X = X.astype(np.float32)
+    est = cls(random_state=0).fit(X, y)
+    whole = est.transform(X)
+    for m in (1, 5):
+        np.testing.assert_allclose(est.transform(X[:m]), whole[:m], atol=1e-4)  # float32 sums
 
 
 def test_a_seed_reproduces_the_landmarks_and_F():

@@ -163,6 +163,10 @@ class _ClusterKernelBase(TransformerMixin, BaseEstimator):
         budget = stream_bytes(
             X.shape[0], basis.shape[0], basis.shape[1], sparse=sp.issparse(X) or sp.issparse(basis)
         )
+        if X.dtype != np.float64 or basis.dtype != np.float64:
+            # a float32 product casts the float64 weights G to float32 first, inside the
+            # product's budget (_sizing counts this copy of G)
+            budget += self.components_.size * 4
         P = kernel_matmul(self.kernel_, X, basis, self.components_, budget, self.n_jobs)
         return _virtual_rows(np.asarray(P, dtype=np.float64))
 
