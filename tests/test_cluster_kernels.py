@@ -6,6 +6,7 @@ import math
 import tracemalloc
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 
@@ -236,6 +237,20 @@ def test_float32_points_transform_in_small_batches(cls):
     whole = est.transform(X)
     for m in (1, 5):
         np.testing.assert_allclose(est.transform(X[:m]), whole[:m], atol=1e-4)  # float32 sums
+
+
+@pytest.mark.parametrize("cls", [ClusterKernel, NystromClusterKernel, StochasticClusterKernel])
+def test_output_feature_names_and_pandas_output(cls):
+    # scikit-learn's transformers that make new features name them "<class>0", ... so that
+    # set_output (and a Pipeline's) works; without get_feature_names_out it is unavailable
+    X, y = _moons(120)
+    est = cls(random_state=0).set_output(transform="pandas")
+    F = est.fit_transform(X, y)
+    names = est.get_feature_names_out()
+    prefix = cls.__name__.lower()
+    assert list(names) == [f"{prefix}{i}" for i in range(est.n_components_)]
+    assert isinstance(F, pd.DataFrame) and list(F.columns) == list(names)
+    assert list(est.transform(X[:3]).columns) == list(names)
 
 
 def test_a_seed_reproduces_the_landmarks_and_F():

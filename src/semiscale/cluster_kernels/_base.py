@@ -24,7 +24,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -85,8 +85,13 @@ def _virtual_rows(P):
     return P
 
 
-class _ClusterKernelBase(TransformerMixin, BaseEstimator):
-    """Parameters, label counting, cut and transform shared by the cluster kernels."""
+class _ClusterKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Parameters, label counting, cut and transform shared by the cluster kernels.
+
+    The columns of ``F`` are named ``"<class name in lower case>0"``, ... (scikit-learn's
+    ``ClassNamePrefixFeaturesOutMixin``, as its ``Nystroem`` and ``PCA``), which makes
+    ``set_output`` available (alone or in a ``Pipeline``).
+    """
 
     _parameter_constraints: dict = {
         "gamma": [
@@ -138,6 +143,11 @@ class _ClusterKernelBase(TransformerMixin, BaseEstimator):
 
     def _kernel(self, X, seed):
         return RBF(gamma=self.gamma).resolve(X, random_state=seed)
+
+    @property
+    def _n_features_out(self):
+        """Columns of ``F`` (``get_feature_names_out``)."""
+        return self.n_components_
 
     # ------------------------------------------------------------------- the extension
     def _weights(self, U, sigma, degrees, scale, n_eigen_scale=1.0):
