@@ -362,3 +362,14 @@ def test_the_traced_peak_stays_under_the_estimate(make, sparse):
     assert peak <= est.estimated_bytes_, (peak, est.estimated_bytes_)
     # and the estimate is not a blanket bound: measured ratios 0.56-0.87 here
     assert peak >= 0.5 * est.estimated_bytes_, (peak, est.estimated_bytes_)
+
+
+def test_the_random_subsample_refusal_names_what_it_needs():
+    # it said "on the 2 labeled points" without a labeled point, and "use NystromClusterKernel"
+    # where the gamma heuristic's sample alone was over the budget (NysCK needs it as well)
+    X = np.random.RandomState(0).randn(20000, 4)
+    with pytest.raises(MemoryBudgetError) as refused:
+        ClusterKernel(max_samples="budget", memory_budget="1MB").fit(X)
+    message = str(refused.value)
+    assert "2 labeled" not in message and "the 0 labeled ones" in message
+    assert "pass a numeric gamma" in message and "NystromClusterKernel" not in message

@@ -243,3 +243,13 @@ def test_the_traced_peak_stays_under_the_estimate(sparse, max_rank):
     assert peak <= est.estimated_bytes_, (peak, est.estimated_bytes_)
     print(f"traced peak {peak} of {est.estimated_bytes_} estimated, b = {est.max_rank_}")
     assert 64 < est.max_rank_ <= (DEFAULT_MAX_COMPONENTS if max_rank is None else 4000)
+
+
+def test_a_refusal_suggests_only_what_shrinks_the_phase_over_budget():
+    # the streamed blocks of a transform of the n points do not shrink with n_random_features
+    X = np.random.RandomState(0).randn(20000, 4)
+    with pytest.raises(MemoryBudgetError, match=r"\(transform\)") as refused:
+        StochasticClusterKernel(memory_budget="2MB", gamma=GAMMA).fit(X)
+    assert "n_random_features" not in str(refused.value)
+    with pytest.raises(MemoryBudgetError, match="pass a numeric gamma"):
+        StochasticClusterKernel(memory_budget="2MB").fit(X[:1000])  # the sample: 26 MB

@@ -270,11 +270,14 @@ def largest_subsample(n, d, memory_budget, n_required, *, gamma="median", sparse
     low = max(int(n_required), 2)
     if cost(low) > budget:
         needed = cost(low)
+        width = heuristic > exact_bytes(n, low, d, subsample=low < n, sparse=sparse)
         raise MemoryBudgetError(
             f"memory_budget={format_bytes(budget)} is too small for an exact cluster kernel on "
-            f"the {low} labeled points (the least ClusK+RandSub fits on): it needs "
-            f"{format_bytes(needed)}; raise memory_budget to at least {needed} bytes "
-            f"({format_bytes(needed)}), or use NystromClusterKernel"
+            f"{low} points (the {int(n_required)} labeled ones, at least 2: the least "
+            f"ClusK+RandSub fits on): it needs {format_bytes(needed)}"
+            + (" (the gamma heuristic alone: a numeric gamma avoids it)" if width else "")
+            + f"; raise memory_budget to at least {needed} bytes ({format_bytes(needed)}), or "
+            + ("pass a numeric gamma" if width else "use NystromClusterKernel")
         )
     lo, hi = low, int(n)
     while lo < hi:

@@ -173,14 +173,19 @@ def stochastic_sizes(
     if total(b) > budget:
         phases = stochastic_parts(n, d, a, b, sparse=sparse)
         name = max(phases, key=lambda key: sum(phases[key].values()))
-        parts = (
-            phases[name]
-            if sum(phases[name].values()) >= heuristic
-            else {"the gamma heuristic's sample (a numeric gamma avoids it)": heuristic}
-        )
-        fix = f"lower n_random_features (a = {a})" + (
-            f" or max_rank (b = {b})" if isinstance(max_rank, Integral) else ""
-        )
+        given_b = isinstance(max_rank, Integral)
+        if sum(phases[name].values()) < heuristic:
+            parts, fix = {"the gamma heuristic's sample": heuristic}, "pass a numeric gamma"
+        else:
+            # only what grows with a or b: the degrees' and a transform's streamed blocks do not
+            parts, fix = (
+                phases[name],
+                {
+                    "a step": f"lower n_random_features (a = {a})"
+                    + (f" or max_rank (b = {b})" if given_b else ""),
+                    "virtual samples": f"lower max_rank (b = {b})" if given_b else "",
+                }.get(name, ""),
+            )
         check_fits(parts, budget, what=f"SoCK on {n} points ({name})", fix=fix)
     return a, b, int(total(b))
 
