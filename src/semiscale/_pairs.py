@@ -140,14 +140,27 @@ class _Pair:
             return nnz_row * (self.it + _IDX_BYTES) + _IDX_BYTES
         return self.n_features * self.it
 
+    def sparse_result(self) -> bool:
+        """Whether sparse ``A`` and ``B`` multiply into a sparse result (plan "ssr").
+
+        Otherwise (plan "ss") each A block is densified, transposed, and multiplied by the CSR
+        ``B`` (SciPy's CSR × dense product, no index arithmetic): the dense ``d``-row of A it
+        costs is no larger than the sparse result row it replaces, ``(itemsize + 8)·n_b``
+        bytes, unless ``d`` is that large (text-like data with few points in ``B``).  A sparse
+        result of nearly dense rows (a9a's) spends its time on indices.
+        """
+        if not (sp.issparse(self.A) and sp.issparse(self.B)):
+            return False
+        return self.n_features * self.it > (self.it + _IDX_BYTES) * self.B.shape[0]
+
     def dot_row_bytes(self) -> int:
         """Per-row temporaries of ``A_blk @ B.T`` beyond the output row."""
         extra = self.a_row_bytes() + self.it  # A row (cast/sliced) and its norm
         if sp.issparse(self.B):
-            if sp.issparse(self.A):  # sparse result before densifying
+            if self.sparse_result():  # sparse result before densifying
                 extra += (self.it + _IDX_BYTES) * self.B.shape[0]
-            else:  # contiguous transpose of the A block
-                extra += self.a_row_bytes()
+            else:  # contiguous (densified) transpose of the A block
+                extra += self.n_features * self.it
         return extra
 
     def dot_fixed_bytes(self) -> int:
@@ -156,13 +169,15 @@ class _Pair:
         n_b = B.shape[0]
         size = B.nnz * (it + _IDX_BYTES) if sp.issparse(B) else n_b * self.n_features * it
         copies = int(B.dtype != self.dtype) + int(sp.issparse(self.A) != sp.issparse(B))
-        copies += int(sp.issparse(self.A) and sp.issparse(B))
+        copies += int(self.sparse_result())  # B.T as CSR
         return copies * size + 2 * n_b * it
 
     def dot_setup(self):
         B = _cast(self.B, self.dtype)
         if sp.issparse(self.A):
-            return ("ss", B.T.tocsr()) if sp.issparse(B) else ("sd", np.ascontiguousarray(B.T))
+            if not sp.issparse(B):
+                return ("sd", np.ascontiguousarray(B.T))
+            return ("ssr", B.T.tocsr()) if self.sparse_result() else ("ss", B)
         return ("ds", B) if sp.issparse(B) else ("dd", B)
 
     def rows(self, rows: slice):
@@ -179,8 +194,10 @@ class _Pair:
             return A_blk @ Bx.T
         if kind == "sd":
             return np.asarray(A_blk @ Bx)
-        if kind == "ss":
+        if kind == "ssr":
             return (A_blk @ Bx).toarray()
+        if kind == "ss":  # Aᵀ densified straight into C order: (B Aᵀ)ᵀ, an F-ordered block
+            return np.asarray(Bx @ A_blk.toarray(order="F").T).T
         return np.asarray(Bx @ np.ascontiguousarray(A_blk.T)).T
 
     def zero_diagonal(self, D: np.ndarray, rows: slice) -> None:
