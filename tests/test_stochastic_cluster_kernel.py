@@ -253,3 +253,9 @@ def test_a_refusal_suggests_only_what_shrinks_the_phase_over_budget():
     assert "n_random_features" not in str(refused.value)
     with pytest.raises(MemoryBudgetError, match="pass a numeric gamma"):
         StochasticClusterKernel(memory_budget="2MB").fit(X[:1000])  # the sample: 26 MB
+
+
+def test_a_threshold_that_leaves_no_eigenvalue_is_refused():
+    # it returned an F with no column, and a classifier on F failed without naming threshold
+    with pytest.raises(ValueError, match=r"threshold=100\.0 left no eigenvalue.*smaller"):
+        StochasticClusterKernel(threshold=100.0, n_iter=3, gamma=GAMMA).fit(_blobs(40))

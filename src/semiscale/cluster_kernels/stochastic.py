@@ -410,6 +410,13 @@ class StochasticClusterKernel(_ClusterKernelBase):
                     level=2,
                 )
         seconds["steps"] = time.perf_counter() - start - seconds["degrees"]
+        if s.size == 0:
+            # F would have no column: a classifier on it fails far from the cause
+            raise ValueError(
+                f"threshold={self.threshold!r} left no eigenvalue: the SoCK iterate after "
+                f"{self.n_iter} steps is 0 (L's eigenvalues are at most 1, and step t thresholds "
+                "at 2·threshold/t); pass a smaller threshold, e.g. the default 0.001"
+            )
         # The iterate is PSD (1 − η_t ≥ 0 from t = 2 on, Z_1 = 0): svt_update's order by
         # magnitude is the decreasing order, and line 8 adds λ back.
         sigma = s + lam
