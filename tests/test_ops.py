@@ -2,6 +2,7 @@
 dense NumPy/SciPy reference."""
 
 import threading
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -255,3 +256,70 @@ def test_block_rows_and_threads():
     assert ops.n_threads(3) == 3 and ops.n_threads(None) >= 1
     with ops.blas_threads(1):
         pass
+
+
+# ------------------------------------------------------------------------ symmetric row sums
+@pytest.fixture
+def small_tiles(monkeypatch):
+    """Tiles of 32 rows (float64; 45 in float32) and threads from 2,048 kernel entries on."""
+    from semiscale.linalg import streaming
+
+    monkeypatch.setattr(streaming, "STREAM_BLOCK_BYTES", 8 * 32 * 32)
+    monkeypatch.setattr(streaming, "PARALLEL_MIN_ENTRIES", 1024)
+    return streaming
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("fmt", ["dense", "sparse", "sparse-dense-tiles"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel", [RBF(0.3), Linear()], ids=["rbf", "linear"])
+def test_kernel_row_sums_equal_the_dense_row_sums(small_tiles, kernel, dtype, fmt, n_jobs):
+    rng = np.random.default_rng(5)
+    density = 0.5 if fmt == "sparse-dense-tiles" else 0.05
+    X = (rng.normal(size=(203, 7)) * (rng.random((203, 7)) < density)).astype(dtype)
+    X_in = X if fmt == "dense" else sp.csr_matrix(X)
+    if fmt != "dense":  # the tiles of sparse X are densified only from DENSE_TILE_DENSITY on
+        assert small_tiles._dense_tiles(X_in, 32) is (fmt == "sparse-dense-tiles")
+    expected = kernel(X.astype(np.float64)).sum(axis=1)
+    got = ArrayOps().kernel_row_sums(kernel, X_in, "4MB", n_jobs)
+    assert got.dtype == np.float64 and got.shape == (203,)
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)
+    again = ArrayOps().kernel_row_sums(kernel, X_in, "4MB", n_jobs)
+    np.testing.assert_array_equal(got, again)  # reproducible for a given n_jobs
+
+
+def test_kernel_row_sums_compute_the_tiles_on_and_above_the_diagonal(small_tiles, monkeypatch):
+    entries = []
+    blocks = small_tiles.kernel_blocks
+
+    def counting(*args, **kwargs):
+        for rows, K in blocks(*args, **kwargs):
+            entries.append(K.size)
+            yield rows, K
+
+    monkeypatch.setattr(small_tiles, "kernel_blocks", counting)
+    X = np.random.default_rng(6).normal(size=(200, 3))  # tiles of 32 rows: 6 full, one of 8
+    d = ArrayOps().kernel_row_sums(RBF(0.5), X, "4MB")
+    np.testing.assert_allclose(d, RBF(0.5)(X).sum(axis=1), rtol=1e-13)
+    sides = [32] * 6 + [8]
+    assert sum(entries) == sum(a * b for j, b in enumerate(sides) for a in sides[: j + 1])
+    assert sum(entries) < 0.6 * 200 * 200  # n (n + 32) / 2 of the 200² entries
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_kernel_row_sums_stay_in_the_budget(sparse):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(3000, 20)) * (rng.random((3000, 20)) < 0.05)
+    X = sp.csr_matrix(X) if sparse else X
+    budget = 2_000_000  # the whole K would be 72 MB
+    ArrayOps().kernel_row_sums(RBF(0.2), X, budget)  # warm up imports and caches
+    tracemalloc.start()
+    try:
+        d = ArrayOps().kernel_row_sums(RBF(0.2), X, budget)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= budget + d.nbytes + 50_000
+    with pytest.raises(MemoryBudgetError, match="memory_budget"):
+        ArrayOps().kernel_row_sums(RBF(0.2), X, 30_000)

@@ -65,6 +65,8 @@ FLOPS = {
     "kernel_matrix": _kernel,
     "kernel_matmul": _kernel_product,
     "kernel_rmatmul": _kernel_product,
+    # the tiles on and above the diagonal: about half of K(X, X)'s 2n²d
+    "kernel_row_sums": lambda kernel, X, *a, **k: float(X.shape[0]) ** 2 * X.shape[1],
     "sq_distance_scan": lambda X, sq, queries, *a, **k: (
         2.0 * len(queries) * X.shape[0] * X.shape[1]
     ),

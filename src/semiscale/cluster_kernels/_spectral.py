@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..linalg.blocked import kernel_matmul
+from ..linalg.ops import get_ops
 from .transfer import apply_transfer
 
 __all__ = ["EIGEN_RTOL", "extend_eigenvectors", "kernel_degrees", "virtual_samples"]
@@ -83,13 +84,13 @@ def virtual_samples(U, sigma, transfer, cut, *, overwrite_u=False):
 def kernel_degrees(kernel, X, memory_budget=None, n_jobs=1, *, rows=None):
     r"""The degrees :math:`d_i = \sum_j K(x_i, x_j)`, exact, without forming ``K``.
 
-    One blocked pass of :meth:`~semiscale.linalg.ops.ArrayOps.kernel_matmul` with a vector of
-    ones: ``O(n²d)`` time (the distance products; the exponentials are ``n²``), ``O(n)`` memory
-    besides one kernel block and the kernel's ``B``-side operands (for the RBF on dense ``X``,
-    ``X`` augmented by two columns: ``n (d + 2)`` floats), all within ``memory_budget``.
-    Measured on a9a (32,561 × 123, dense as :func:`semiscale.datasets.load_dataset` gives it,
-    RBF with the median width, budget 200 MB): 51.1 s with ``n_jobs=1``, 48.7 s with 2 threads,
-    on the shared 2-core development machine at load ~5.  NysCK does not need it (the landmarks'
+    One pass of :meth:`~semiscale.linalg.ops.ArrayOps.kernel_row_sums` over the square tiles on
+    and above the diagonal of the symmetric ``K`` (each off-diagonal tile gives its row sums to
+    its rows and its column sums to its columns): ``n(n + t)/2`` kernel entries for tiles of
+    ``t`` rows, ``O(n²d)`` time (the distance products and the exponentials), ``O(n)`` memory
+    besides one tile's blocks and operands, all within ``memory_budget``, on ``n_jobs`` threads.
+    Degrees of new points (``rows``) are one :meth:`~semiscale.linalg.ops.ArrayOps.kernel_matmul`
+    of ``K(rows, X)`` with a vector of ones.  NysCK does not need them (the landmarks'
     degrees suffice, :class:`~semiscale.cluster_kernels.NystromClusterKernel`); SoCK does.
 
     Parameters
@@ -110,11 +111,10 @@ def kernel_degrees(kernel, X, memory_budget=None, n_jobs=1, *, rows=None):
     -------
     ndarray of shape (n,) or (m,), float64
     """
-    n = X.shape[0]
-    ones = np.ones(n, dtype=np.float64)
-    if rows is None:
-        d = kernel_matmul(kernel, X, None, ones, memory_budget, n_jobs)
+    if rows is None:  # K(X, X) is symmetric: the tiles on and above its diagonal
+        d = get_ops().kernel_row_sums(kernel, X, memory_budget, n_jobs)
     else:
+        ones = np.ones(X.shape[0], dtype=np.float64)
         d = kernel_matmul(kernel, rows, X, ones, memory_budget, n_jobs)
     return np.asarray(d, dtype=np.float64)
 

@@ -167,6 +167,42 @@ class ArrayOps:
         """
         return streaming.kernel_rmatmul(kernel, A, B, U, memory_budget, n_jobs)
 
+    def kernel_row_sums(self, kernel, X, memory_budget=None, n_jobs=1):
+        r"""The row sums :math:`d_i = \sum_j K(x_i, x_j)` of the symmetric ``K(X, X)``.
+
+        :meth:`kernel_matmul` of ``K(X, X)`` with a vector of ones, computing only the square
+        tiles on and above the diagonal: a tile ``(I, J)``, ``I < J``, adds its row sums to
+        :math:`d_I` and its column sums to :math:`d_J`, a diagonal tile its row sums.  Half the
+        kernel entries of :meth:`kernel_matmul` (``n(n + t)/2`` for tiles of ``t`` rows: the
+        distance products and the exponentials).  ``K`` must be symmetric, as every kernel of
+        :mod:`semiscale.kernels` is.
+
+        Parameters
+        ----------
+        kernel : Kernel
+            A resolved kernel.
+        X : ndarray or sparse matrix of shape (n, d)
+        memory_budget : int, str or None
+            Bytes for the tiles' blocks and operands, the threads' partial sums (``8n`` each
+            beyond the result) and, for sparse ``X``, the tiles' row copies.  Never more than
+            :meth:`kernel_matmul` of ``K(X, X)`` needs: a tile's ``B``-side operands are those of
+            ``t`` rows, not ``n``.
+        n_jobs : int or None, default=1
+            Threads, each summing a contiguous run of tiles with single-threaded BLAS.
+
+        Returns
+        -------
+        ndarray of shape (n,), float64
+            Blocks are computed in the kernel's result dtype (float32 for float32 ``X``) and
+            summed in float64.
+
+        Raises
+        ------
+        MemoryBudgetError
+            Before allocating a block, when not one row of a tile fits.
+        """
+        return streaming.kernel_row_sums(kernel, X, memory_budget, n_jobs)
+
     def kernel_matrix(self, kernel, A, B=None, memory_budget=None, n_jobs=1):
         """The dense ``K(A, B)`` (a cache such as ``K_ns``, or ``K`` of a dense solve).
 
