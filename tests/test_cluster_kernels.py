@@ -373,3 +373,11 @@ def test_the_random_subsample_refusal_names_what_it_needs():
     message = str(refused.value)
     assert "2 labeled" not in message and "the 0 labeled ones" in message
     assert "pass a numeric gamma" in message and "NystromClusterKernel" not in message
+
+
+@pytest.mark.parametrize("cls", [ClusterKernel, NystromClusterKernel, StochasticClusterKernel])
+def test_n_jobs_is_documented_as_the_library_reads_it(cls):
+    # the docstrings said "None: all cores"; resolve_n_jobs reads None as 1 (scikit-learn's rule)
+    doc = cls.__doc__
+    entry = doc[doc.index("n_jobs : ") : doc.index("random_state : ")]
+    assert "None means 1" in " ".join(entry.split()) and "None: all cores" not in entry

@@ -94,7 +94,9 @@ class NystromClusterKernel(_ClusterKernelBase):
     unlabeled : scalar, default=-1
         The marker of unlabeled rows in ``y`` (NaN and missing values are unlabeled too).
     n_jobs : int or None, default=None
-        Threads of the streamed kernel products (None: all cores).
+        Threads of the streamed kernel products, as scikit-learn reads ``n_jobs``: None
+        means 1 unless inside a ``joblib.parallel_config(n_jobs=...)`` context, -1 means all
+        cores.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the landmarks and the ``gamma`` heuristic's sample.
     verbose : int or bool, default=0

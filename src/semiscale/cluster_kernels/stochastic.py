@@ -231,7 +231,9 @@ class StochasticClusterKernel(_ClusterKernelBase):
     unlabeled : scalar, default=-1
         The marker of unlabeled rows in ``y`` (only their count is used).
     n_jobs : int or None, default=None
-        Threads of the exact degrees and of :meth:`transform`'s kernel rows.
+        Threads of the exact degrees and of :meth:`transform`'s kernel rows, as scikit-learn
+        reads ``n_jobs``: None means 1 unless inside a ``joblib.parallel_config(n_jobs=...)``
+        context, -1 means all cores.
     random_state : None, int, RandomState, Generator or SeedSequence, default=None
         Draws the random features and the ``gamma`` heuristic's sample.
     verbose : int or bool, default=0
