@@ -381,3 +381,13 @@ def test_n_jobs_is_documented_as_the_library_reads_it(cls):
     doc = cls.__doc__
     entry = doc[doc.index("n_jobs : ") : doc.index("random_state : ")]
     assert "None means 1" in " ".join(entry.split()) and "None: all cores" not in entry
+
+
+def test_a_list_of_string_labels_with_the_number_marker_counts_its_labeled_rows():
+    # np.asarray made the marker -1 the string '-1' among 'a' and 'b': every row counted as
+    # labeled, so cut="auto" was n + 9 instead of l + 9
+    X, _ = _moons(120)
+    y = ["a", "b"] * 10 + [-1] * 100
+    est = NystromClusterKernel(random_state=0).fit(X, y)
+    assert est.cut_ == 20 + 9
+    assert est.cut_ == NystromClusterKernel(random_state=0).fit(X, np.array(y, object)).cut_

@@ -117,6 +117,12 @@ class _ClusterKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """Labeled rows of ``y`` (``unlabeled`` markers and missing values are not)."""
         if y is None:
             return np.zeros(n, dtype=bool)
+        if not hasattr(y, "dtype"):
+            # a list of string labels with the number marker -1: np.asarray would make the
+            # marker the string '-1', a label (models._base._column_or_1d_labels does the same)
+            as_object = np.asarray(y, dtype=object)
+            if len({isinstance(v, str) for v in as_object.ravel().tolist()}) == 2:
+                y = as_object
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != n:
             raise ValueError(
