@@ -22,6 +22,7 @@ from semiscale.cluster_kernels._sizing import (
     DEFAULT_MAX_COMPONENTS,
     largest_subsample,
     nystrom_sizes,
+    stream_bytes,
 )
 from semiscale.cluster_kernels._spectral import (
     extend_eigenvectors,
@@ -362,6 +363,74 @@ def test_the_traced_peak_stays_under_the_estimate(make, sparse):
     assert peak <= est.estimated_bytes_, (peak, est.estimated_bytes_)
     # and the estimate is not a blanket bound: measured ratios 0.56-0.87 here
     assert peak >= 0.5 * est.estimated_bytes_, (peak, est.estimated_bytes_)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_fit_without_virtual_samples_is_estimated_without_them(sparse):
+    # fit allocates no n x m F: its estimate (and the subsample it admits) must not count it,
+    # and its traced peak must still stay under that smaller estimate
+    rng = np.random.RandomState(0)
+    X = rng.randn(4000, 20) * (rng.rand(4000, 20) < 0.3)
+    X = sp.csr_matrix(X) if sparse else X
+    y = np.full(4000, -1)
+    y[:50] = rng.randint(2, size=50)
+    est = ClusterKernel(max_samples="budget", memory_budget="60MB", random_state=0)
+    tracemalloc.start()
+    try:
+        est.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert est.estimated_bytes_ <= 60 * 2**20
+    assert peak <= est.estimated_bytes_, (peak, est.estimated_bytes_)
+    assert peak >= 0.5 * est.estimated_bytes_, (peak, est.estimated_bytes_)
+    with_F = ClusterKernel(max_samples="budget", memory_budget="60MB", random_state=0)
+    with_F.fit_transform(X, y)
+    assert est.n_fit_samples_ > with_F.n_fit_samples_
+
+
+def test_a_budget_too_small_for_fit_transform_admits_fit():
+    # 6,000 points, 1,000 labeled: fit_transform needs F (6,000 x >= 1,000 floats, 46 MiB)
+    # beside the fitted rows; fit needs only K and its eigenvectors
+    rng = np.random.RandomState(0)
+    X = rng.randn(6000, 5)
+    y = np.full(6000, -1)
+    y[:1000] = rng.randint(2, size=1000)
+    est = ClusterKernel(max_samples="budget", memory_budget="40MB", gamma=0.5, random_state=0)
+    with pytest.raises(MemoryBudgetError, match="fit without F"):
+        est.fit_transform(X, y)
+    est.fit(X, y)
+    assert 1000 < est.n_fit_samples_ < 6000
+    assert est.estimated_bytes_ <= 40 * 2**20
+    assert set(np.flatnonzero(y != -1)) <= set(est.fit_indices_)
+    # and where both fit, fit admits more points
+    m_fit, _ = largest_subsample(6000, 5, "200MB", 1000, gamma=0.5, virtual_samples=False)
+    m_all, _ = largest_subsample(6000, 5, "200MB", 1000, gamma=0.5)
+    assert m_all < m_fit
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_transform_of_many_rows_streams_its_kernel_blocks(sparse):
+    # transform holds its n x m result, not the n x m kernel block beside it
+    rng = np.random.RandomState(1)
+    X = rng.randn(3000, 20) * (rng.rand(3000, 20) < 0.3)
+    X = sp.csr_matrix(X) if sparse else X
+    est = ClusterKernel(max_samples=400, memory_budget="60MB", gamma=0.05, random_state=0)
+    est.fit(X)
+    Z = rng.randn(30000, 20) * (rng.rand(30000, 20) < 0.3)
+    Z = sp.csr_matrix(Z) if sparse else Z
+    tracemalloc.start()
+    try:
+        F = est.transform(Z)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    result = F.nbytes
+    assert F.shape == (30000, 400)
+    # the kernel rows K(Z, X_fit) alone would be another `result`: the blocks stay within the
+    # streamed product's bound (_sizing.stream_bytes, 24 MiB of blocks at most)
+    assert peak - result <= stream_bytes(30000, 400, 20, sparse=sparse), (peak, result)
+    np.testing.assert_allclose(F[:5], est.transform(Z[:5]), rtol=1e-12, atol=1e-14)
 
 
 def test_the_random_subsample_refusal_names_what_it_needs():

@@ -19,7 +19,9 @@ and the peak is the first line plus the larger phase (:func:`nystrom_bytes`).  T
 :class:`~semiscale.cluster_kernels.ClusterKernel` on ``m`` of ``n`` points holds ``K`` and its
 ``m`` eigenvectors with LAPACK's :math:`40 m` (phase 1), then the eigenvectors and ``F``
 (:math:`m^2 + n m`; with a subsample also the :math:`m^2` fitted rows before they are placed,
-a chunk of extended rows and the subsample's features) (:func:`exact_bytes`).  A data-dependent
+a chunk of extended rows and the subsample's features) (:func:`exact_bytes`); ``fit`` alone
+allocates no ``F`` and stops after the first phase (``virtual_samples=False``), so a budget
+admits more points to ``fit`` than to ``fit_transform``.  A data-dependent
 ``gamma`` (``"median"``, ``"local"``) first measures distances on a sample of at most 1,000
 points: :func:`heuristic_bytes`, released before the arrays above exist, so the estimate is the
 larger of the two.  ``tests/test_cluster_kernels.py`` checks the traced peak (``tracemalloc``)
@@ -127,35 +129,45 @@ def nystrom_bytes(n, d, k, s, *, sparse=False) -> int:
     return 8 * s * d + stream_bytes(n, s, d, sparse=sparse) + max(eigen, samples)
 
 
-def exact_parts(n_rows, n_fit, d, *, subsample=False, sparse=False) -> dict:
+def exact_parts(n_rows, n_fit, d, *, subsample=False, sparse=False, virtual_samples=True) -> dict:
     """The arrays of an exact cluster-kernel fit on ``n_fit`` of ``n_rows`` points.
 
     ``K`` is released (LAPACK overwrites it) before ``F`` is allocated: :func:`exact_bytes`
-    counts the two phases.
+    counts the two phases.  ``virtual_samples=False`` is ``fit`` (no ``F``: the eigenvectors
+    become the extension weights in place, and the only streamed product is ``K`` of the
+    ``n_fit`` points), ``True`` is ``fit_transform`` (``F`` of all ``n_rows``).
     """
     n, m, d = int(n_rows), int(n_fit), int(d)
     parts = {
         f"the {m}x{m} kernel matrix": 8 * m * m,
         f"its {m} eigenvectors and LAPACK's workspace": 8 * (m * m + _LAPACK * m),
-        f"the {n}x{m} virtual samples F": 8 * (n * m + n),
-        "the streamed kernel blocks": stream_bytes(n, m, d, sparse=sparse),
     }
+    if virtual_samples:
+        parts[f"the {n}x{m} virtual samples F"] = 8 * (n * m + n)
+    parts["the streamed kernel blocks"] = stream_bytes(
+        n if virtual_samples else m, m, d, sparse=sparse
+    )
     if subsample:
         parts[f"the {m} fitted points' features"] = 8 * m * d
-        parts[f"the {m}x{m} fitted rows of F before their placement"] = 8 * m * m
-        # the other rows of F are extended in chunks of at most STREAM_BYTES
-        parts["one chunk of extended rows"] = min(STREAM_BYTES, 8 * (n - m) * m)
+        if virtual_samples:
+            parts[f"the {m}x{m} fitted rows of F before their placement"] = 8 * m * m
+            # the other rows of F are extended in chunks of at most STREAM_BYTES
+            parts["one chunk of extended rows"] = min(STREAM_BYTES, 8 * (n - m) * m)
     return parts
 
 
-def exact_bytes(n_rows, n_fit, d, *, subsample=False, sparse=False) -> int:
-    """Peak bytes of an exact fit: ``K`` and its eigenvectors, or the eigenvectors and ``F``."""
+def exact_bytes(n_rows, n_fit, d, *, subsample=False, sparse=False, virtual_samples=True) -> int:
+    """Peak bytes of an exact fit: ``K`` and its eigenvectors, or the eigenvectors and ``F``.
+
+    ``virtual_samples=False`` (``fit``): only the first phase, ``F`` is never allocated.
+    """
     n, m = int(n_rows), int(n_fit)
     eigen = 8 * (2 * m * m + _LAPACK * m)
-    samples = 8 * (m * m + n * m + n)
-    fixed = stream_bytes(n, m, d, sparse=sparse)
+    samples = 8 * (m * m + n * m + n) if virtual_samples else 0
+    fixed = stream_bytes(n if virtual_samples else m, m, d, sparse=sparse)
     if subsample:
-        samples += 8 * m * m + min(STREAM_BYTES, 8 * (n - m) * m)
+        if virtual_samples:
+            samples += 8 * m * m + min(STREAM_BYTES, 8 * (n - m) * m)
         fixed += 8 * m * int(d)
     return fixed + max(eigen, samples)
 
@@ -246,11 +258,15 @@ def _refuse(budget, chosen, n, d, heuristic, what, sparse):
     )
 
 
-def largest_subsample(n, d, memory_budget, n_required, *, gamma="median", sparse=False):
+def largest_subsample(
+    n, d, memory_budget, n_required, *, gamma="median", sparse=False, virtual_samples=True
+):
     """The most points (≥ ``n_required``, ≤ ``n``) an exact cluster kernel fits on in the budget.
 
     ClusK+RandSub: every labeled point (``n_required``) plus as many unlabeled ones as fit,
-    counting :func:`exact_parts` for ``n`` rows of ``F``.
+    counting :func:`exact_parts` with ``n`` rows of ``F`` (``virtual_samples=True``:
+    ``fit_transform``) or without ``F`` (``False``: ``fit``, whose other rows are left to
+    ``transform``, so that a budget fits more points).
 
     Returns
     -------
@@ -265,19 +281,34 @@ def largest_subsample(n, d, memory_budget, n_required, *, gamma="median", sparse
     heuristic = heuristic_bytes(n, d, gamma)
 
     def cost(m):
-        return _total(exact_bytes(n, m, d, subsample=m < n, sparse=sparse), heuristic)
+        return _total(
+            exact_bytes(n, m, d, subsample=m < n, sparse=sparse, virtual_samples=virtual_samples),
+            heuristic,
+        )
 
     low = max(int(n_required), 2)
     if cost(low) > budget:
         needed = cost(low)
-        width = heuristic > exact_bytes(n, low, d, subsample=low < n, sparse=sparse)
+        width = heuristic > exact_bytes(
+            n, low, d, subsample=low < n, sparse=sparse, virtual_samples=virtual_samples
+        )
         raise MemoryBudgetError(
             f"memory_budget={format_bytes(budget)} is too small for an exact cluster kernel on "
             f"{low} points (the {int(n_required)} labeled ones, at least 2: the least "
             f"ClusK+RandSub fits on): it needs {format_bytes(needed)}"
             + (" (the gamma heuristic alone: a numeric gamma avoids it)" if width else "")
             + f"; raise memory_budget to at least {needed} bytes ({format_bytes(needed)}), or "
-            + ("pass a numeric gamma" if width else "use NystromClusterKernel")
+            + (
+                "pass a numeric gamma"
+                if width
+                else "use NystromClusterKernel"
+                + (
+                    ", or fit without F (fit, then transform the rows in blocks: "
+                    "StorageFitClassifier(virtual_samples='streamed'))"
+                    if virtual_samples
+                    else ""
+                )
+            )
         )
     lo, hi = low, int(n)
     while lo < hi:

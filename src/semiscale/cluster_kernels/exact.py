@@ -48,7 +48,10 @@ class ClusterKernel(_ClusterKernelBase):
     It holds ``K`` and ``U`` (``2 n²`` floats): a budget that cannot is refused before any of
     it is allocated, unless ``max_samples`` asks for **ClusK+RandSub** (paper 003 §4): the fit
     on every labeled row plus the largest random subsample of unlabeled rows that fits, the
-    other rows transformed by the extension.
+    other rows transformed by the extension.  ``fit`` sizes the fit without the ``n × m``
+    virtual samples that only ``fit_transform`` allocates (``transform`` streams its kernel
+    blocks, and a caller may transform the rows a block at a time), so ``fit`` admits a larger
+    subsample in the same budget: the paper's inductive ClusK+RandSub.
 
     Parameters
     ----------
@@ -67,8 +70,9 @@ class ClusterKernel(_ClusterKernelBase):
         Bytes for the fit's arrays (None: 25 % of the available memory), the data excepted.
     max_samples : int, "budget" or None, default=None
         None: fit on every row (refused when it does not fit).  ``"budget"``: every labeled
-        row and as many random unlabeled ones as fit (ClusK+RandSub).  An int: that many rows
-        in all (at least the labeled ones), every labeled row among them.
+        row and as many random unlabeled ones as fit (ClusK+RandSub; ``fit`` counts no ``F``,
+        ``fit_transform`` the ``n × m`` ``F``).  An int: that many rows in all (at least the
+        labeled ones), every labeled row among them.
     unlabeled : scalar, default=-1
         The marker of unlabeled rows in ``y`` (NaN and missing values are unlabeled too).
     n_jobs : int or None, default=None
@@ -101,6 +105,8 @@ class ClusterKernel(_ClusterKernelBase):
         The extension weights :math:`G = D^{-1/2} U Σ^+ \tilde Σ^{1/2}`.
     kernel_ : RBF
     estimated_bytes_ : int
+        The fit's estimated peak: without ``F`` after ``fit``, with it after
+        ``fit_transform``.
     n_features_in_ : int
     timings_ : dict
 
@@ -145,11 +151,21 @@ class ClusterKernel(_ClusterKernelBase):
     def _basis(self):
         return self.X_fit_
 
-    def _fit_size(self, n, d, n_labeled, sparse):
-        """Points to fit on and the estimated bytes; refuses before anything is allocated."""
+    def _fit_size(self, n, d, n_labeled, sparse, want_F):
+        """Points to fit on and the estimated bytes; refuses before anything is allocated.
+
+        ``fit`` (``want_F`` False) allocates no ``n × m`` virtual samples, so its estimate and
+        the subsample it admits differ from ``fit_transform``'s.
+        """
         if self.max_samples == "budget":
             return largest_subsample(
-                n, d, self.memory_budget, n_labeled, gamma=self.gamma, sparse=sparse
+                n,
+                d,
+                self.memory_budget,
+                n_labeled,
+                gamma=self.gamma,
+                sparse=sparse,
+                virtual_samples=want_F,
             )
         m = n if self.max_samples is None else min(int(self.max_samples), n)
         if m < n_labeled:
@@ -157,8 +173,8 @@ class ClusterKernel(_ClusterKernelBase):
                 f"max_samples={self.max_samples} is below the {n_labeled} labeled rows, which "
                 f"are all fitted on; pass max_samples >= {n_labeled} or 'budget'"
             )
-        parts = exact_parts(n, m, d, subsample=m < n, sparse=sparse)
-        peak = exact_bytes(n, m, d, subsample=m < n, sparse=sparse)
+        parts = exact_parts(n, m, d, subsample=m < n, sparse=sparse, virtual_samples=want_F)
+        peak = exact_bytes(n, m, d, subsample=m < n, sparse=sparse, virtual_samples=want_F)
         needed = _total(peak, heuristic_bytes(n, d, self.gamma))
         budget = parse_memory_budget(self.memory_budget)
         if needed > budget:
@@ -180,7 +196,7 @@ class ClusterKernel(_ClusterKernelBase):
         n, d = X.shape
         labeled = self._labeled_mask(y, n)
         n_labeled = int(labeled.sum())
-        m, self.estimated_bytes_ = self._fit_size(n, d, n_labeled, sp.issparse(X))
+        m, self.estimated_bytes_ = self._fit_size(n, d, n_labeled, sp.issparse(X), want_F)
         self._log_sizes(f"{m} of {n} points fitted on, {self.estimated_bytes_} bytes estimated")
         seed = as_random_state(self.random_state)
         rng = check_random_state(seed)
@@ -194,7 +210,8 @@ class ClusterKernel(_ClusterKernelBase):
         else:
             self.fit_indices_ = np.arange(n)
             self.X_fit_ = X
-        stream = stream_bytes(n, m, d, sparse=sp.issparse(X))
+        # fit_transform streams F's other rows too; fit only the m x m kernel
+        stream = stream_bytes(n if want_F else m, m, d, sparse=sp.issparse(X))
         with stage(f"[{name}] {m}x{m} kernel and its Laplacian", self.verbose):
             L = np.asarray(
                 kernel_matrix(self.kernel_, self.X_fit_, None, 8 * m * m + stream, self.n_jobs),
