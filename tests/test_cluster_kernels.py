@@ -433,6 +433,29 @@ def test_transform_of_many_rows_streams_its_kernel_blocks(sparse):
     np.testing.assert_allclose(F[:5], est.transform(Z[:5]), rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize(
+    "make, want_F",
+    [
+        (lambda: NystromClusterKernel(n_components="budget", gamma=0.5), True),
+        (lambda: NystromClusterKernel(gamma=0.5), False),
+        (lambda: ClusterKernel(max_samples="budget", gamma=0.5, random_state=0), True),
+        (lambda: ClusterKernel(max_samples="budget", gamma=0.5, random_state=0), False),
+        (lambda: ClusterKernel(max_samples=300, gamma=0.5), False),
+    ],
+)
+def test_columns_for_a_budget_are_those_a_fit_returns(make, want_F):
+    # StorageFitClassifier reserves its classifier's part from this before the fit
+    rng = np.random.RandomState(0)
+    X = rng.randn(3000, 5)
+    y = np.full(3000, -1)
+    y[:100] = rng.randint(2, size=100)
+    est = make().set_params(memory_budget="20MB")
+    k = est._columns_for_budget(3000, 5, 100, "20MB", sparse=False, want_F=want_F)
+    F = est.fit_transform(X, y) if want_F else est.fit(X, y).transform(X[:3])
+    assert F.shape[1] == k == est.n_components_
+    assert est._columns_for_budget(3000, 5, 100, "1KB", sparse=False, want_F=want_F) in (0, 300)
+
+
 def test_the_random_subsample_refusal_names_what_it_needs():
     # it said "on the 2 labeled points" without a labeled point, and "use NystromClusterKernel"
     # where the gamma heuristic's sample alone was over the budget (NysCK needs it as well)

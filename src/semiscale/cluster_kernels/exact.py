@@ -188,6 +188,27 @@ class ClusterKernel(_ClusterKernelBase):
             )
         return m, needed
 
+    def _columns_for_budget(self, n, d, n_labeled, memory_budget, *, sparse, want_F):
+        """Columns ``m`` of ``F`` a fit with ``memory_budget`` would give (0: refused).
+
+        Allocates nothing: a caller (:class:`~semiscale.models.StorageFitClassifier`) reserves
+        its own part of a budget before handing the rest to this transformer.
+        """
+        if self.max_samples != "budget":
+            return n if self.max_samples is None else min(int(self.max_samples), n)
+        try:
+            return largest_subsample(
+                n,
+                d,
+                memory_budget,
+                n_labeled,
+                gamma=self.gamma,
+                sparse=sparse,
+                virtual_samples=want_F,
+            )[0]
+        except MemoryBudgetError:
+            return 0
+
     @_fit_context(prefer_skip_nested_validation=True)
     def _fit(self, X, y, want_F):
         start = time.perf_counter()

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._memory import MemoryBudgetError
 from .._progress import stage
 from .._random import as_random_state, check_random_state
 from .._validation import validate_X
@@ -177,6 +178,26 @@ class NystromClusterKernel(_ClusterKernelBase):
 
     def _basis(self):
         return self.landmarks_
+
+    def _columns_for_budget(self, n, d, n_labeled, memory_budget, *, sparse, want_F):
+        """Columns ``k`` of ``F`` a fit with ``memory_budget`` would give (0: refused).
+
+        Allocates nothing (:class:`~semiscale.models.StorageFitClassifier` reserves its own
+        part of a budget before handing the rest over); ``n_labeled`` and ``want_F`` do not
+        change the sizes.
+        """
+        try:
+            return nystrom_sizes(
+                n,
+                d,
+                memory_budget,
+                self.n_components,
+                self.n_landmarks,
+                gamma=self.gamma,
+                sparse=sparse,
+            )[0]
+        except MemoryBudgetError:
+            return 0
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _fit(self, X, y, want_F):
