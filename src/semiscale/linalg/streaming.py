@@ -324,8 +324,10 @@ def kernel_matrix(kernel, A, B=None, memory_budget=None, n_jobs=1) -> np.ndarray
 #: Sparse ``X`` with at least this fraction of non-zeros is densified tile by tile in
 #: :func:`kernel_row_sums` (when a dense tile is at most a stream block), so that a tile pair is
 #: one dense GEMM instead of a CSR × dense product (``d`` multiply-adds per entry at BLAS speed
-#: against the non-zeros of a row at SciPy's loop speed): a9a (123 features, 11 % non-zeros)
-#: is faster dense, w8a (300 features, 3.9 %) sparse.
+#: against the non-zeros of a row at SciPy's loop speed): a 1,024² RBF tile took 7.6–7.8 ms
+#: dense and 10.8–11.9 ms sparse on a9a (123 features, 11 % non-zeros), 16.1–16.6 ms dense and
+#: 10.0–10.4 ms sparse on w8a (300 features, 3.9 %) (one thread, two runs of 8 tiles, under the
+#: timing lock at load 1.3: ``python /tmp/w/HP/tile.py``).
 DENSE_TILE_DENSITY = 0.1
 
 
