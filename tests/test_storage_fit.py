@@ -1,5 +1,7 @@
 """StorageFitClassifier: a linear classifier on the virtual samples of a cluster kernel."""
 
+import tracemalloc
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -9,7 +11,7 @@ from sklearn.svm import LinearSVC
 
 from reference_problems import blobs, hide_labels, two_moons_ssl
 from semiscale._memory import MemoryBudgetError
-from semiscale.cluster_kernels import NystromClusterKernel
+from semiscale.cluster_kernels import ClusterKernel, NystromClusterKernel
 from semiscale.model_selection import SSLGridSearchCV, SSLKFold, ssl_cross_val_score
 from semiscale.models import StorageFitClassifier
 from semiscale.models.storage_fit import default_classifier
@@ -65,7 +67,9 @@ def test_the_marker_budget_seed_and_verbosity_reach_the_components_where_unset()
         transformer=_nysck(), memory_budget="64MiB", random_state=7, unlabeled=np.nan
     ).fit(X, y_nan)
     params = model.transformer_.get_params()
-    assert np.isnan(params["unlabeled"]) and params["memory_budget"] == "64MiB"
+    # the budget less the classifier's reserved part
+    assert np.isnan(params["unlabeled"]) and params["memory_budget"] == model.transformer_budget_
+    assert 0 < model.transformer_budget_ < 64 * 2**20
     assert params["random_state"] == 0  # the transformer's own seed is kept
     assert model.classifier_.random_state == 7
     assert model.transformer_.cut_ == 8 + 9  # l = 8 read with the marker NaN
@@ -88,6 +92,115 @@ def test_the_classifiers_copy_is_checked_beside_the_features():
     model = StorageFitClassifier(transformer=transformer, memory_budget=100_000)
     with pytest.raises(MemoryBudgetError, match="200x100 virtual samples"):
         model.fit(X, y_ssl)
+
+
+def _classifier_bytes(n, n_labeled, k, n_columns=1):
+    # the labeled rows, liblinear's nodes (16 bytes, k + 2 a row) and the decision values
+    return 8 * n_labeled * k + 16 * n_labeled * (k + 2) + 8 * n * n_columns
+
+
+def test_the_classifiers_part_is_reserved_before_the_transformer_sizes_its_model():
+    # REV's failing input: the whole budget went to NysCK (k = 209), and the classifier's copy
+    # of the 8,000 labeled rows was refused after the fit ("70.6 MiB needed" of 60 MB)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20000, 10))
+    y = (X[:, 0] > 0).astype(int)
+    y[8000:] = -1
+    transformer = NystromClusterKernel(n_components="budget", gamma=0.05)
+    model = StorageFitClassifier(transformer=transformer, memory_budget="60MB", random_state=0)
+    model.fit(X, y)
+    k = model.n_components_
+    assert model.transformer_.memory_budget == model.transformer_budget_ < 60 * 2**20
+    used = model.transformer_.estimated_bytes_ + _classifier_bytes(20000, 8000, k)
+    assert used <= 60 * 2**20, used
+
+
+@pytest.mark.parametrize("virtual_samples", ["all", "streamed"])
+def test_the_transformer_and_the_classifier_share_the_budget(virtual_samples):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(6000, 10))
+    y = (X[:, 0] > 0).astype(int)
+    y[2400:] = -1
+    model = StorageFitClassifier(
+        transformer=NystromClusterKernel(n_components="budget", gamma=0.05),
+        memory_budget="16MB",
+        virtual_samples=virtual_samples,
+        random_state=0,
+    )
+    tracemalloc.start()
+    try:
+        model.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    k = model.n_components_
+    used = model.transformer_.estimated_bytes_ + _classifier_bytes(6000, 2400, k)
+    assert used <= 16 * 2**20 and peak <= 16 * 2**20, (used, peak)
+
+
+@pytest.mark.parametrize(
+    "transformer",
+    [
+        lambda: NystromClusterKernel(n_components=30, random_state=0),
+        lambda: ClusterKernel(gamma=2.0, random_state=0),
+        lambda: ClusterKernel(gamma=2.0, max_samples=120, random_state=0),
+    ],
+)
+def test_streamed_virtual_samples_give_the_model_of_all_of_them(transformer):
+    X, _, y_ssl = two_moons_ssl(300, 10)
+    Z = np.random.RandomState(3).randn(50, 2)
+    models = {
+        mode: StorageFitClassifier(
+            transformer=transformer(), virtual_samples=mode, memory_budget="64MB", random_state=0
+        ).fit(X, y_ssl)
+        for mode in ("all", "streamed")
+    }
+    all_, streamed = models["all"], models["streamed"]
+    assert all_.n_components_ == streamed.n_components_
+    np.testing.assert_allclose(
+        streamed.classifier_.coef_, all_.classifier_.coef_, rtol=1e-8, atol=1e-8
+    )
+    np.testing.assert_array_equal(streamed.transduction_, all_.transduction_)
+    np.testing.assert_allclose(
+        streamed.decision_function(Z), all_.decision_function(Z), rtol=1e-8, atol=1e-10
+    )
+    np.testing.assert_array_equal(streamed.predict(X), all_.predict(X))
+
+
+def test_streamed_random_subsample_fits_where_all_rows_are_refused():
+    # ClusK+RandSub: fit_transform holds F of every row (6,000 x >= 1,000); fit and blocks of
+    # transform do not, and the traced peak stays within the budget
+    rng = np.random.RandomState(0)
+    X = rng.randn(6000, 5)
+    y = np.full(6000, -1)
+    y[:1000] = (X[:1000, 0] > 0).astype(int)
+    params = dict(
+        transformer=ClusterKernel(max_samples="budget", gamma=0.5, random_state=0),
+        memory_budget="64MB",
+        random_state=0,
+    )
+    with pytest.raises(MemoryBudgetError, match="memory_budget"):
+        StorageFitClassifier(**params).fit(X, y)
+    model = StorageFitClassifier(virtual_samples="streamed", **params)
+    tracemalloc.start()
+    try:
+        model.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= 64 * 2**20, peak
+    assert 1000 < model.transformer_.n_fit_samples_ < 6000
+    assert model.transduction_.shape == (6000,)
+    np.testing.assert_array_equal(model.predict(X[:500]), model.transduction_[:500])
+
+
+def test_decisions_in_blocks_equal_one_block():
+    X, _, y_ssl = two_moons_ssl(400, 10)
+    model = StorageFitClassifier(transformer=_nysck(), memory_budget="64MB", random_state=0)
+    model.fit(X, y_ssl)
+    whole = model.classifier_.decision_function(model.transformer_.transform(X))
+    model.set_params(memory_budget=8 * 8 * (20 + 1) * 7)  # blocks of 7 rows
+    np.testing.assert_allclose(model.decision_function(X), whole, rtol=1e-9, atol=1e-12)
 
 
 def test_three_classes_one_vs_rest():

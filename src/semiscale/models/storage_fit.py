@@ -9,16 +9,18 @@ labeled virtual samples is then the kernel machine of the cluster kernel.
 
 from __future__ import annotations
 
+import math
 import time
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.svm import LinearSVC
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._memory import check_fits, format_bytes
+from .._memory import MemoryBudgetError, check_fits, format_bytes, parse_memory_budget
 from .._progress import log, stage
 from .._random import RANDOM_STATE_CONSTRAINT, as_random_state
 from .._validation import check_classification_targets, validate_X
@@ -37,6 +39,9 @@ __all__ = ["StorageFitClassifier"]
 DEFAULT_C = 1.0
 #: Bytes of one liblinear ``feature_node`` (an int index and a double value, padded).
 _LIBLINEAR_NODE_BYTES = 16
+#: The most bytes one block of virtual samples and decision values holds (streamed
+#: ``transduction_``, ``decision_function`` and ``predict``): the budget's eighth, at most this.
+_BLOCK_BYTES = 8 * 1024**2
 
 
 def default_transformer():
@@ -118,9 +123,24 @@ class StorageFitClassifier(SSLClassifierMixin, BaseEstimator):
         ``random_state``, where None, is this estimator's.
     memory_budget : int, str or None, default=None
         Largest working memory (bytes, or a string such as "400MB"); None = a quarter of the
-        available memory.  Handed to the transformer where its own is None (it sizes the
-        model and refuses an impossible budget before any large allocation), and checked
-        again for the classifier's copy of the labeled virtual samples.
+        available memory.  Where the transformer's own is None it gets the budget less the
+        classifier's part (the labeled rows, liblinear's copy, the decision values or a
+        block of them), reserved before the transformer sizes its model, for the ``k`` it
+        will choose in its share (a cluster kernel's own sizing; another transformer:
+        ``k ≤ share / 8n``, or also ``(share / 16)^{1/2}`` with ``"streamed"``), so an
+        impossible budget is refused before any large allocation; the classifier's part is
+        checked again with the ``k`` chosen.
+    virtual_samples : {"all", "streamed"}, default="all"
+        ``"all"``: ``transformer.fit_transform(X, y)``, the ``n × k`` virtual samples of every
+        training point at once, the classifier on their labeled rows.  ``"streamed"``:
+        ``transformer.fit(X, y)``, then ``transform`` of the labeled rows for the classifier
+        and of the others a block at a time for ``transduction_``: never ``n × k`` at once,
+        so ClusK+RandSub (``ClusterKernel(max_samples="budget")``, sized by ``fit`` without
+        ``F``) fits a larger subsample, and is inductive as in paper 003.  The same model
+        for ``ClusterKernel`` and ``NystromClusterKernel``, whose ``transform`` reproduces
+        the fitted rows (to rounding); for ``StochasticClusterKernel`` the rows are the
+        Nyström extension of its eigenvectors, not its fitted iterate's rows (they agree as
+        ``n_iter`` grows).
     random_state : int, RandomState, Generator or None, default=None
         Handed to the transformer and the classifier where their own is None (the
         transformer's samples and random features; liblinear's order of coordinates).
@@ -148,9 +168,13 @@ class StorageFitClassifier(SSLClassifierMixin, BaseEstimator):
     n_labeled_ : int
     transduction_ : ndarray of shape (n_samples,)
         The classifier's labels of every training point's virtual sample.
+    transformer_budget_ : int or None
+        Bytes handed to the transformer as its ``memory_budget`` (the budget less the
+        classifier's reserved part); None where the transformer kept its own.
     timings_ : dict
-        Seconds of the transformer (``"transformer"``), of the classifier (``"classifier"``),
-        of ``transduction_`` and in total.
+        Seconds of the transformer (``"transformer"``; with ``"streamed"`` its ``fit`` and
+        the labeled rows' ``transform``), of the classifier (``"classifier"``), of
+        ``transduction_`` and in total.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
@@ -179,6 +203,7 @@ class StorageFitClassifier(SSLClassifierMixin, BaseEstimator):
         "transformer": [HasMethods(["fit_transform", "transform"]), None],
         "classifier": [HasMethods(["fit", "predict"]), None],
         "memory_budget": [Interval(Real, 0, None, closed="neither"), str, None],
+        "virtual_samples": [StrOptions({"all", "streamed"})],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
         **UNLABELED_CONSTRAINT,
@@ -191,6 +216,7 @@ class StorageFitClassifier(SSLClassifierMixin, BaseEstimator):
         transformer=None,
         classifier=None,
         memory_budget=None,
+        virtual_samples="all",
         random_state=None,
         verbose=0,
         unlabeled=-1,
@@ -198,6 +224,7 @@ class StorageFitClassifier(SSLClassifierMixin, BaseEstimator):
         self.transformer = transformer
         self.classifier = classifier
         self.memory_budget = memory_budget
+        self.virtual_samples = virtual_samples
         self.random_state = random_state
         self.verbose = verbose
         self.unlabeled = unlabeled
@@ -208,19 +235,84 @@ class StorageFitClassifier(SSLClassifierMixin, BaseEstimator):
         tags.target_tags.required = True
         return tags
 
-    def _transformer_to_fit(self):
+    def _transformer_to_fit(self, X, n_labeled, n_columns):
         transformer = default_transformer() if self.transformer is None else self.transformer
-        if "unlabeled" in transformer.get_params(deep=False):
+        own = transformer.get_params(deep=False)
+        if "unlabeled" in own:
             # it reads y with this estimator's marker (None: missing labels only)
             transformer = clone(transformer).set_params(unlabeled=self.unlabeled)
+        share = None
+        if "memory_budget" in own and own["memory_budget"] is None:
+            share = self._transformer_share(transformer, X, n_labeled, n_columns)
+        self.transformer_budget_ = share
         return _with_own(
             transformer,
             {
-                "memory_budget": self.memory_budget,
+                "memory_budget": share,
                 "random_state": as_random_state(self.random_state),
                 "verbose": self.verbose,
             },
         )
+
+    def _classifier_parts(self, n, n_labeled, k, n_columns):
+        """The classifier's arrays (name -> bytes) beside the transformer's, for ``k`` columns."""
+        parts = {
+            f"the {n_labeled}x{k} labeled virtual samples": 8 * n_labeled * k,
+            "liblinear's copy of them": _LIBLINEAR_NODE_BYTES * n_labeled * (k + 2),
+        }
+        if self.virtual_samples == "all":
+            parts[f"the {n}x{n_columns} decision values"] = 8 * n * n_columns
+        else:
+            rows = self._block_rows(n, k, n_columns)
+            parts[f"a block of {rows} rows' virtual samples and decision values"] = (
+                8 * rows * (k + n_columns)
+            )
+            parts[f"the {n} labels"] = 8 * n
+        return parts
+
+    def _block_rows(self, n, k, n_columns):
+        """Rows of one block of virtual samples (and their decision values) at a time."""
+        block = min(_BLOCK_BYTES, parse_memory_budget(self.memory_budget) // 8)
+        return int(max(1, min(n, block // (8 * (k + n_columns)))))
+
+    def _rank_bound(self, transformer, X, n_labeled, share):
+        """The most columns ``k`` the transformer fitted within ``share`` bytes returns.
+
+        A cluster kernel says it (``_columns_for_budget``: its own sizing, nothing allocated);
+        another transformer with a budget is bounded by ``k ≤ share / 8n`` (its ``n × k``
+        ``F`` within its budget) or, for ``fit`` alone, ``k ≤ (share / 16)^{1/2}``.
+        """
+        n, d = X.shape
+        if hasattr(transformer, "_columns_for_budget"):
+            return int(
+                transformer._columns_for_budget(
+                    n,
+                    d,
+                    n_labeled,
+                    share,
+                    sparse=sp.issparse(X),
+                    want_F=self.virtual_samples == "all",
+                )
+            )
+        k = share // (8 * n)
+        if self.virtual_samples == "streamed":
+            k = max(k, math.isqrt(share // 16))
+        return int(min(n, k))
+
+    def _transformer_share(self, transformer, X, n_labeled, n_columns):
+        """The largest share of the budget that leaves the classifier's part for its ``k``."""
+        budget = parse_memory_budget(self.memory_budget)
+        n = X.shape[0]
+
+        def total(share):
+            k = self._rank_bound(transformer, X, n_labeled, share)
+            return share + sum(self._classifier_parts(n, n_labeled, k, n_columns).values())
+
+        lo, hi = 0, budget  # k, hence the total, grows with the share
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if total(mid) <= budget else (lo, mid - 1)
+        return max(lo, 1)
 
     def _classifier_to_fit(self):
         classifier = default_classifier() if self.classifier is None else self.classifier
@@ -260,33 +352,50 @@ class StorageFitClassifier(SSLClassifierMixin, BaseEstimator):
         n = X.shape[0]
         labeled = np.flatnonzero(targets.labeled)
         self.classes_ = targets.classes
-        transformer = self._transformer_to_fit()
+        n_columns = 1 if self.classes_.size == 2 else self.classes_.size
+        transformer = self._transformer_to_fit(X, labeled.size, n_columns)
         name = type(transformer).__name__
         with stage(f"[{type(self).__name__}] {name} on {n} points", self.verbose):
-            F = np.asarray(transformer.fit_transform(X, y), dtype=np.float64)
+            try:
+                if self.virtual_samples == "all":
+                    F = np.asarray(transformer.fit_transform(X, y), dtype=np.float64)
+                    F_labeled = None
+                else:
+                    transformer.fit(X, y)
+                    F = None
+                    F_labeled = np.asarray(transformer.transform(X[labeled]), dtype=np.float64)
+            except MemoryBudgetError as refused:
+                if self.transformer_budget_ is None:
+                    raise
+                raise MemoryBudgetError(
+                    f"{refused} [{type(self).__name__} handed the transformer "
+                    f"{format_bytes(self.transformer_budget_)} of its memory_budget="
+                    f"{format_bytes(parse_memory_budget(self.memory_budget))}, reserving the "
+                    "rest for the classifier's labeled rows and decision values]"
+                ) from refused
         self.transformer_ = transformer
         timings = {"transformer": time.perf_counter() - start}
-        k = F.shape[1]
-        n_columns = 1 if self.classes_.size == 2 else self.classes_.size
+        k = (F if F is not None else F_labeled).shape[1]
+        parts = self._classifier_parts(n, labeled.size, k, n_columns)
+        if F is not None:
+            parts = {f"the {n}x{k} virtual samples (float64)": 8 * n * k, **parts}
         check_fits(
-            {
-                f"the {n}x{k} virtual samples (float64)": 8 * n * k,
-                f"their {labeled.size} labeled rows": 8 * labeled.size * k,
-                "liblinear's copy of them": _LIBLINEAR_NODE_BYTES * labeled.size * (k + 2),
-                f"the {n}x{n_columns} decision values": 8 * n * n_columns,
-            },
+            parts,
             self.memory_budget,
             what=f"{type(self).__name__}'s classifier on {labeled.size} labeled rows of {name}",
         )
         tic = time.perf_counter()
         classifier = self._classifier_to_fit()
-        self.classifier_ = classifier.fit(F[labeled], self.classes_[targets.codes[labeled]])
+        if F_labeled is None:
+            F_labeled = F[labeled]
+        self.classifier_ = classifier.fit(F_labeled, self.classes_[targets.codes[labeled]])
+        del F_labeled
         timings["classifier"] = time.perf_counter() - tic
         self.n_components_ = int(k)
         self.labeled_indices_ = labeled
         self.n_labeled_ = int(labeled.size)
         tic = time.perf_counter()
-        self.transduction_ = self._labels(F)
+        self.transduction_ = self._labels(F) if F is not None else self._blocks(X, self._labels)
         timings["transduction"] = time.perf_counter() - tic
         timings["total"] = time.perf_counter() - start
         self.timings_ = timings
@@ -312,10 +421,22 @@ class StorageFitClassifier(SSLClassifierMixin, BaseEstimator):
             return labels_from_decision(self.classes_, decision.reshape(F.shape[0], -1))
         return self.classifier_.predict(F)
 
-    def _features(self, X):
+    def _blocks(self, X, compute):
+        """``compute`` of the virtual samples of ``X`` (validated), a block of rows at a time."""
+        n_columns = 1 if self.classes_.size == 2 else self.classes_.size
+        rows = self._block_rows(X.shape[0], self.n_components_, n_columns)
+        parts = []
+        for begin in range(0, X.shape[0], rows):
+            F = np.asarray(self.transformer_.transform(X[begin : begin + rows]), dtype=np.float64)
+            parts.append(np.asarray(compute(F)))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _decision(self, F):
+        return self.classifier_.decision_function(F)
+
+    def _checked(self, X):
         check_is_fitted(self, "classifier_")
-        X = validate_X(self, X, reset=False)
-        return np.asarray(self.transformer_.transform(X), dtype=np.float64)
+        return validate_X(self, X, reset=False)
 
     def decision_function(self, X):
         """The classifier's decision values at the virtual samples of ``X``.
@@ -330,8 +451,8 @@ class StorageFitClassifier(SSLClassifierMixin, BaseEstimator):
             Two classes: ``wᵀF(x) + b``, positive means ``classes_[1]``; more: the
             classifier's columns (LinearSVC: one per class, one-vs-rest).
         """
-        F = self._features(X)  # refuses an unfitted model
-        return self.classifier_.decision_function(F)
+        # the virtual samples of a block of rows at a time (memory_budget's eighth, 8 MiB at most)
+        return self._blocks(self._checked(X), self._decision)
 
     def predict(self, X):
         """Class labels of new (or training) points.
@@ -344,4 +465,4 @@ class StorageFitClassifier(SSLClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_queries,)
         """
-        return self._labels(self._features(X))
+        return self._blocks(self._checked(X), self._labels)
