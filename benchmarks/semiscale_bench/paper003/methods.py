@@ -110,16 +110,27 @@ def storage_fit_classifier(**params):
     recomputes F by the transformer's extension instead, which for SoCK is not its fitted F
     (the extension of its eigenvectors through K) and costs a kernel pass over all n rows.
     The subclass records the values the fit computes for ``transduction_`` anyway, as
-    ``transductive_decision_``.
+    ``transductive_decision_`` (with ``virtual_samples="streamed"``, one block of rows at a
+    time: the blocks' values are concatenated).
     """
     if "class" not in _TRANSDUCTIVE:
         from semiscale.models import StorageFitClassifier
 
         class TransductiveStorageFit(StorageFitClassifier):
+            def fit(self, X, y):
+                self._decision_blocks = []
+                try:
+                    super().fit(X, y)
+                    self.transductive_decision_ = np.concatenate(self._decision_blocks)
+                finally:
+                    self._decision_blocks = None
+                return self
+
             def _labels(self, F):
-                self.transductive_decision_ = np.asarray(
-                    self.classifier_.decision_function(F), dtype=np.float64
-                )
+                if getattr(self, "_decision_blocks", None) is not None:  # in fit
+                    self._decision_blocks.append(
+                        np.asarray(self.classifier_.decision_function(F), dtype=np.float64)
+                    )
                 return super()._labels(F)
 
         TransductiveStorageFit.__name__ = "StorageFitClassifier"
@@ -251,6 +262,15 @@ def budget_estimator(method: str, memory_budget, gamma, seed: int, sock_n_iter: 
             random_state=seed,
         )
     extra = {"n_iter": sock_n_iter} if method == "SoCK" else {}
+    if method == "ClusK+RandSub":
+        # the paper's inductive ClusK+RandSub: fit on the subsample, the other rows of F a
+        # block at a time (never n x m at once); the transformer's budget unset, so that
+        # StorageFitClassifier hands it the budget less the classifier's part
+        return storage_fit_classifier(
+            transformer=transformer(method, gamma, seed, None, **extra),
+            memory_budget=memory_budget,
+            virtual_samples="streamed",
+        )
     return storage_fit_classifier(
         transformer=transformer(method, gamma, seed, memory_budget, **extra),
         memory_budget=memory_budget,
@@ -270,7 +290,7 @@ def _tsvm_randsub(params, sizes, *, protocol, dataset, seed):
     "ClusK+RandSub",
     params="budget",
     description="ClusterKernel(max_samples='budget'): exact ClusK on the subsample the budget "
-    "fits, the other rows by its extension",
+    "fits, the other rows by its extension, a block at a time (virtual_samples='streamed')",
 )
 def _clusk_randsub(params, sizes, *, protocol, dataset, seed):
     return budget_estimator("ClusK+RandSub", params["budget"], params.get("gamma"), seed)
