@@ -204,6 +204,34 @@ def test_the_traced_peak_of_a_fit_stays_within_its_estimate():
     assert peak <= model.estimated_bytes_ <= parse_memory_budget("12MB"), (peak, model)
 
 
+def test_the_gamma_heuristic_is_counted_and_refused_before_it_runs():
+    # the median heuristic's 1,000-point sample (19.5 MiB traced) ran before the budget check
+    # and was not counted: estimated 5.0 MiB at memory_budget="5MB"
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20000, 10))
+    y = (X[:, 0] > 0).astype(int)
+    y[500:] = -1
+    model = TSVMClassifier(memory_budget="5MB", max_unlabeled="budget")
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoryBudgetError, match="gamma='median'.*numeric gamma"):
+            model.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, peak  # refused before the sample's distances
+    model = TSVMClassifier(memory_budget="40MB", max_unlabeled=300, random_state=0)
+    tracemalloc.start()
+    try:
+        model.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= model.estimated_bytes_ <= parse_memory_budget("40MB"), (peak, model)
+
+
 # ------------------------------------------------------------------ TSVM+RandSub's budget
 def test_an_integer_max_unlabeled_draws_that_many_unlabeled_points():
     X, _, y_ssl = _moons(200, 5)
@@ -220,12 +248,15 @@ def test_the_budget_sample_grows_with_the_budget_and_its_count_stays_under_it():
     X, _, y_ssl = _moons(3000, 20)
     sizes = []
     for budget in ("2MB", "8MB", "32MB"):
-        model = TSVMClassifier(max_unlabeled="budget", memory_budget=budget, random_state=0)
+        # a numeric gamma: the median heuristic's sample alone needs 24.8 MiB here
+        model = TSVMClassifier(
+            kernel=RBF(gamma=2.0), max_unlabeled="budget", memory_budget=budget, random_state=0
+        )
         model.set_params(C_unlabeled=1e-3).fit(X, y_ssl)  # few switches: a quick fit
         assert model.estimated_bytes_ <= parse_memory_budget(budget)
         sizes.append(model.n_unlabeled_fit_)
         # the largest sample: one more point would not fit
-        parts = model._training_bytes(40 + model.n_unlabeled_fit_ + 1, X, 3000, 1)
+        parts = model._training_bytes(40 + model.n_unlabeled_fit_ + 1, X, 3000, 1, RBF())
         assert model.n_unlabeled_fit_ == 2960 or sum(parts.values()) > parse_memory_budget(budget)
     assert sizes[0] < sizes[1] < sizes[2]
 
@@ -238,9 +269,11 @@ def test_a_budget_too_small_is_refused_before_the_gram_matrix(monkeypatch):
 
     monkeypatch.setattr(tsvm_module, "kernel_matrix", no_gram)
     with pytest.raises(MemoryBudgetError, match="set max_unlabeled='budget'") as info:
-        TSVMClassifier(memory_budget="1MB").fit(X, y_ssl)
+        TSVMClassifier(kernel=RBF(gamma=2.0), memory_budget="1MB").fit(X, y_ssl)
     assert "400x400 Gram matrix" in str(info.value)
     with pytest.raises(MemoryBudgetError, match="memory_budget=10.0 KiB") as info:
-        TSVMClassifier(memory_budget="10KB", max_unlabeled="budget").fit(X, y_ssl)
+        TSVMClassifier(kernel=RBF(gamma=2.0), memory_budget="10KB", max_unlabeled="budget").fit(
+            X, y_ssl
+        )
     assert "10 labeled and 0 unlabeled" in str(info.value)
     assert "set max_unlabeled" not in str(info.value)  # it is set: no fix to offer but the budget

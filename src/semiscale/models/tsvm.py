@@ -24,6 +24,7 @@ from .._memory import check_fits, format_bytes, parse_memory_budget
 from .._progress import log, stage
 from .._random import RANDOM_STATE_CONSTRAINT, as_random_state, check_random_state
 from .._validation import check_classification_targets, validate_X
+from ..cluster_kernels._sizing import heuristic_bytes
 from ..kernels import Linear
 from ..linalg.blocked import kernel_matrix
 from ..linalg.ops import get_ops
@@ -278,11 +279,12 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
         return tags
 
     # --------------------------------------------------------------------------- memory
-    def _training_bytes(self, m: int, X, n: int, n_machines: int) -> dict:
-        """What one training on ``m`` rows of ``X`` holds at once (the class docstring's count)."""
+    def _training_bytes(self, m: int, X, n: int, n_machines: int, kernel) -> dict:
+        """What one training on ``m`` rows of ``X`` holds at once (the class docstring's count);
+        ``kernel`` need not be fitted yet (only whether it is linear counts)."""
         row_values = _row_values(X)
         parts = {f"the {m} training rows (float64)": m * _row_bytes(X)}
-        if isinstance(self.kernel_, Linear):
+        if isinstance(kernel, Linear):
             parts["liblinear's copy of the rows"] = _LIBLINEAR_NODE_BYTES * m * (row_values + 2)
         else:
             parts[f"the {m}x{m} Gram matrix (float64)"] = 8 * m * m
@@ -298,12 +300,12 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
         eighth of ``memory_budget``)."""
         return min(_KERNEL_BLOCK_BYTES, parse_memory_budget(self.memory_budget) // 8)
 
-    def _largest_sample(self, n_labeled, n_unlabeled, X, n, n_machines) -> int:
+    def _largest_sample(self, n_labeled, n_unlabeled, X, n, n_machines, kernel) -> int:
         """The most unlabeled points whose training fits ``memory_budget`` (may be < 0)."""
         budget = parse_memory_budget(self.memory_budget)
 
         def fits(u):
-            parts = self._training_bytes(n_labeled + u, X, n, n_machines)
+            parts = self._training_bytes(n_labeled + u, X, n, n_machines, kernel)
             return sum(parts.values()) <= budget
 
         if fits(n_unlabeled):
@@ -360,13 +362,18 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
         seed = self._seed = as_random_state(self.random_state)
         X64 = X.astype(np.float64, copy=False)
         kernel = kernel_to_fit(self.kernel, DEFAULT_RBF)
-        self.kernel_ = kernel_reading_marker(kernel, self).fit(X64, y, random_state=seed)
-        u = self._sample_size(labeled.size, pool.size, X, n, n_machines)
-        sample = pool
-        if u < pool.size:
-            sample = np.sort(check_random_state(seed).choice(pool, size=u, replace=False))
-        fit_rows = np.concatenate([labeled, sample])
-        parts = self._training_bytes(fit_rows.size, X, n, n_machines)
+        # sizes first: the width heuristic's sample and the training are refused before either
+        # allocates (the heuristic's distances are released before the training's arrays)
+        gamma = getattr(kernel, "gamma", None)
+        width = heuristic_bytes(n, X.shape[1], gamma) if isinstance(gamma, str) else 0
+        check_fits(
+            {f"the gamma={gamma!r} heuristic's sample distances": width},
+            self.memory_budget,
+            what=f"{type(self).__name__}'s kernel width",
+            fix="pass the kernel a numeric gamma",
+        )
+        u = self._sample_size(labeled.size, pool.size, X, n, n_machines, kernel)
+        parts = self._training_bytes(labeled.size + u, X, n, n_machines, kernel)
         check_fits(
             parts,
             self.memory_budget,
@@ -376,7 +383,12 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
             if self.max_unlabeled == "budget"
             else "set max_unlabeled='budget' (TSVM+RandSub: the largest sample that fits)",
         )
-        self.estimated_bytes_ = int(sum(parts.values()))
+        self.kernel_ = kernel_reading_marker(kernel, self).fit(X64, y, random_state=seed)
+        sample = pool
+        if u < pool.size:
+            sample = np.sort(check_random_state(seed).choice(pool, size=u, replace=False))
+        fit_rows = np.concatenate([labeled, sample])
+        self.estimated_bytes_ = max(int(sum(parts.values())), width)
         self.classes_ = targets.classes
         X_fit = X64[fit_rows]
         tic = time.perf_counter()
@@ -432,12 +444,12 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
         )
         return self
 
-    def _sample_size(self, n_labeled, n_unlabeled, X, n, n_machines) -> int:
+    def _sample_size(self, n_labeled, n_unlabeled, X, n, n_machines, kernel) -> int:
         if self.max_unlabeled is None:
             return n_unlabeled
         if isinstance(self.max_unlabeled, str):  # "budget"
             # < 0: not even the labeled points fit; fit's check then refuses them alone
-            return max(self._largest_sample(n_labeled, n_unlabeled, X, n, n_machines), 0)
+            return max(self._largest_sample(n_labeled, n_unlabeled, X, n, n_machines, kernel), 0)
         return min(int(self.max_unlabeled), n_unlabeled)
 
     def _train(self, data, targets, weights):
