@@ -38,11 +38,10 @@ from ._base import (
 from ._contract import labels_from_decision
 from ._defaults import DEFAULT_KERNEL as DEFAULT_RBF
 from ._defaults import KERNEL_CONSTRAINT, kernel_reading_marker, kernel_to_fit
+from ._label_switching import switch_labels, switchable_pairs
 
 __all__ = ["TSVMClassifier"]
 
-#: Joachims' first weight of the unlabeled points' losses (C*₋ = 1e-5; C*₊ scaled by the ratio).
-INITIAL_C_UNLABELED = 1e-5
 #: Default final weight ``C*`` of the unlabeled points' losses: a tenth of a labeled point's at
 #: the default ``C = 1`` (with 10 % labels the unlabeled points then weigh about as much in all
 #: as the labeled ones, SVMlin's balance).  Measured (``benchmarks/scripts/paper003_defaults.py``:
@@ -415,7 +414,10 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
             with stage(
                 f"[{type(self).__name__}] TSVM {name} on {fit_rows.size} points", self.verbose
             ):
-                machine, y_u, fits, switched = self._tsvm(data, y_l, int(round(r * u)), name)
+                (machine, y_u, fits, switched), first = self._tsvm(
+                    data, y_l, int(round(r * u)), name
+                )
+                fits += first
             machines.append(machine)
             imputed.append(y_u > 0)
             n_iter.append(fits)
@@ -483,8 +485,9 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
         """Joachims' TSVM on ``data`` (the training rows, or their Gram matrix; labeled rows
         first, targets ``y_l`` in ±1).
 
-        Returns the final machine, the unlabeled rows' ±1 labels, the trainings and the pairs
-        switched.
+        Returns the final machine, the unlabeled rows' ±1 labels, the trainings after the
+        labeled machine and the pairs switched (:func:`._label_switching.switch_labels`), and
+        the labeled machine's one training.
         """
         l = y_l.size
         u = data.shape[0] - l
@@ -499,87 +502,26 @@ class TSVMClassifier(SSLClassifierMixin, BaseEstimator):
             weights = np.zeros(data.shape[0])
             weights[:l] = self.C
             machine = self._train(data, np.concatenate([y_l, np.ones(u)]), weights)
-        fits, switched = 1, 0
-        unlabeled_rows = slice(l, l + u)
         if u == 0:
-            return machine, np.empty(0), fits, switched
-        f_u = self._decision_on(machine, data, unlabeled_rows)
-        y_u = -np.ones(u)
-        y_u[np.argsort(-f_u, kind="stable")[:n_pos]] = 1.0
-        c_star = float(self.C_unlabeled)
-        c_neg = min(INITIAL_C_UNLABELED, c_star)
-        c_pos = min(INITIAL_C_UNLABELED * n_pos / max(u - n_pos, 1), c_star)
-        targets = np.concatenate([y_l, y_u])
-        stopped = []
-        while True:
-            seen = {np.packbits(y_u > 0).tobytes()}  # the labelings tried at this weight
-            for rounds in range(1, self.max_iter + 1):
-                weights = np.concatenate(
-                    [np.full(l, float(self.C)), np.where(y_u > 0, c_pos, c_neg)]
-                )
-                targets[l:] = y_u
-                machine = self._train(data, targets, weights)
-                fits += 1
-                pairs = self._switchable_pairs(
-                    y_u, self._decision_on(machine, data, unlabeled_rows)
-                )
-                log(
-                    f"[{type(self).__name__}] {name}: C*-={c_neg:.3g} C*+={c_pos:.3g} round "
-                    f"{rounds}: {pairs[0].size} pairs to switch",
-                    self.verbose,
-                    level=2,
-                )
-                if pairs[0].size == 0:
-                    break
-                proposal = y_u.copy()
-                proposal[pairs[0]], proposal[pairs[1]] = -1.0, 1.0
-                key = np.packbits(proposal > 0).tobytes()
-                if key in seen:
-                    # A cycle: each switch lowers the objective of an exact solve, so a labeling
-                    # met again means the solver's tolerance decided it (at small unlabeled
-                    # weights a switch gains less than libsvm's tol); the weight ends here.
-                    log(
-                        f"[{type(self).__name__}] {name}: the switch returns to a labeling "
-                        "already tried at this weight: next weight",
-                        self.verbose,
-                        level=2,
-                    )
-                    break
-                seen.add(key)
-                y_u = proposal
-                switched += pairs[0].size
-            else:
-                stopped.append(c_neg)
-            if c_neg >= c_star and c_pos >= c_star:
-                break
-            c_neg, c_pos = min(2 * c_neg, c_star), min(2 * c_pos, c_star)
-        if stopped:
-            warnings.warn(
-                f"{type(self).__name__}: the {name} machine stopped switching labels after "
-                f"max_iter={self.max_iter} rounds at {len(stopped)} unlabeled weight(s) with "
-                "pairs left to switch; raise max_iter to switch them all",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
-        return machine, y_u, fits, switched
+            return (machine, np.empty(0), 0, 0), 1
+        return switch_labels(
+            machine,
+            data,
+            y_l,
+            n_pos,
+            train=self._train,
+            decision_on=self._decision_on,
+            find_pairs=self._switchable_pairs,
+            C=float(self.C),
+            C_unlabeled=float(self.C_unlabeled),
+            max_iter=self.max_iter,
+            owner=type(self).__name__,
+            name=name,
+            verbose=self.verbose,
+        ), 1
 
-    @staticmethod
-    def _switchable_pairs(y_u, f_u):
-        """Disjoint pairs (positive i, negative j) with ξ_i, ξ_j > 0 and ξ_i + ξ_j > 2.
-
-        The positives and the negatives are each sorted by decreasing slack and paired in that
-        order: the k-th pair has the largest sum any k disjoint pairs can reach, so the pairs
-        kept are a prefix.
-        """
-        slack = np.maximum(0.0, 1.0 - y_u * f_u)
-        pos = np.flatnonzero((y_u > 0) & (slack > 0))
-        neg = np.flatnonzero((y_u < 0) & (slack > 0))
-        pos = pos[np.argsort(-slack[pos], kind="stable")]
-        neg = neg[np.argsort(-slack[neg], kind="stable")]
-        k = min(pos.size, neg.size)
-        keep = slack[pos[:k]] + slack[neg[:k]] > 2.0
-        k = int(np.count_nonzero(keep))  # sums decrease along the pairs: a prefix
-        return pos[:k], neg[:k]
+    #: Disjoint switchable pairs (a static method, so that a test may replace it)
+    _switchable_pairs = staticmethod(switchable_pairs)
 
     def _keep_machines(self, machines, X_rows):
         """The final machines as ``X_fit_``, ``dual_coef_``, ``coef_`` and ``intercept_``."""
