@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from semiscale._memory import MemoryBudgetError
+from semiscale._memory import MemoryBudgetError, parse_memory_budget
 from semiscale.cluster_kernels import (
     ClusterKernel,
     CutWarning,
@@ -483,3 +483,36 @@ def test_a_list_of_string_labels_with_the_number_marker_counts_its_labeled_rows(
     est = NystromClusterKernel(random_state=0).fit(X, y)
     assert est.cut_ == 20 + 9
     assert est.cut_ == NystromClusterKernel(random_state=0).fit(X, np.array(y, object)).cut_
+
+
+def _low_density(n=10_000, d=300, density=0.04, seed=0):
+    """A random CSR problem of low density (w8a has 4 %: 12 of 300 features a row)."""
+    X = sp.random(n, d, density=density, format="csr", random_state=seed, dtype=np.float64)
+    y = np.full(n, -1)
+    y[:100] = np.arange(100) % 2
+    return X, y
+
+
+@pytest.mark.parametrize(
+    "make, method",
+    [
+        # sizes the old bound refused at 40MB (it took at most k = 122 and m = 829: every
+        # sparse row of B counted as d entries)
+        (lambda: NystromClusterKernel(n_components=140, memory_budget="40MB"), "fit_transform"),
+        (lambda: ClusterKernel(max_samples=860, memory_budget="40MB"), "fit"),
+        (lambda: ClusterKernel(max_samples="budget", memory_budget="40MB"), "fit"),
+        (lambda: ClusterKernel(max_samples="budget", memory_budget="60MB"), "fit_transform"),
+        (lambda: NystromClusterKernel(n_components="budget", memory_budget="40MB"), "fit"),
+    ],
+)
+def test_a_sparse_budget_counts_the_stored_entries_not_full_rows(make, method):
+    X, y = _low_density()
+    model = make().set_params(gamma=1.0, random_state=0)
+    tracemalloc.start()
+    try:
+        getattr(model, method)(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    budget = parse_memory_budget(model.memory_budget)
+    assert peak <= model.estimated_bytes_ <= budget, (peak, model.estimated_bytes_)

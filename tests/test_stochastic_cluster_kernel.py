@@ -262,3 +262,30 @@ def test_a_threshold_that_leaves_no_eigenvalue_is_refused():
     # it returned an F with no column, and a classifier on F failed without naming threshold
     with pytest.raises(ValueError, match=r"threshold=100\.0 left no eigenvalue.*smaller"):
         StochasticClusterKernel(threshold=100.0, n_iter=3, gamma=GAMMA).fit(_blobs(40))
+
+
+def _low_density(n=10_000, d=300, density=0.04, seed=0):
+    """A random CSR problem of low density (w8a has 4 %: 12 of 300 features a row)."""
+    X = sp.random(n, d, density=density, format="csr", random_state=seed, dtype=np.float64)
+    y = np.full(n, -1)
+    y[:10] = np.arange(10) % 2
+    return X, y
+
+
+def test_a_sparse_budget_counts_the_stored_entries_not_full_rows():
+    # the bound counted every row of a sparse X as d entries (24 n (d + 2) bytes of B-side
+    # operands, 69 MiB here): 40MB was refused though the fit's traced peak is far below it
+    X, y = _low_density()
+    model = StochasticClusterKernel(
+        memory_budget="40MB", n_random_features=32, n_iter=2, gamma=1.0, random_state=0
+    )
+    tracemalloc.start()
+    try:
+        model.fit_transform(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= model.estimated_bytes_ <= 40 * 1024**2, (peak, model.estimated_bytes_)
+    # a full X (nnz unknown) is still counted row by row
+    with pytest.raises(MemoryBudgetError):
+        stochastic_sizes(*X.shape, "40MB", n_random_features=32, gamma=1.0, sparse=True)

@@ -177,7 +177,11 @@ class _ClusterKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """Rows of ``F`` for the points ``X`` (validated), through ``K(X, X_G) G``."""
         basis = self._basis()
         budget = stream_bytes(
-            X.shape[0], basis.shape[0], basis.shape[1], sparse=sp.issparse(X) or sp.issparse(basis)
+            X.shape[0],
+            basis.shape[0],
+            basis.shape[1],
+            sparse=sp.issparse(X) or sp.issparse(basis),
+            nnz=basis.nnz if sp.issparse(basis) else None,
         )
         if X.dtype != np.float64 or basis.dtype != np.float64:
             # a float32 product casts the float64 weights G to float32 first, inside the

@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_MAX_COMPONENTS",
     "STREAM_BYTES",
     "stream_bytes",
+    "degree_bytes",
     "exact_bytes",
     "exact_parts",
     "heuristic_bytes",
@@ -78,29 +79,59 @@ def heuristic_bytes(n, d, gamma) -> int:
     return 26 * m * m + 16 * m * int(d)
 
 
-def stream_bytes(n_rows, n_cols, d, *, sparse=False) -> int:
+def stream_bytes(n_rows, n_cols, d, *, sparse=False, nnz=None) -> int:
     """Budget of a streamed kernel product ``K(A, B)·V`` (``A``: ``n_rows``, ``B``: ``n_cols``).
 
     The kernel's own memory model (:meth:`semiscale.kernels.Kernel._block_plan`) needs the
     resolved kernel and the data; this bound needs neither, so that sizes are fixed before
     anything is allocated: the ``B``-side operands (dense: ``B`` augmented by two columns;
-    sparse: two copies of ``B`` with their indices, at most ``d`` entries a row; norms, numpy's
+    sparse: at most two copies of ``B``'s stored entries with int64 indices, a cast copy and,
+    when ``d`` exceeds ``2 n_cols``, the transposed ``B`` of the sparse-result plan
+    (:meth:`semiscale._pairs._Pair.dot_fixed_bytes`), and two norms a row; norms, numpy's
     ufunc buffer, the accumulation buffers of
     :meth:`~semiscale.linalg.ops.ArrayOps.kernel_rmatmul`) plus blocks of at most
     :data:`STREAM_BYTES`, each row at most ``8 n_cols + 16 (d + 2)`` bytes (dense; sparse:
-    ``24 (n_cols + d + 2)``, the sparse product before it is densified).  Passed as the
-    product's ``memory_budget``, the ops layer keeps its blocks within it.
+    ``24 (n_cols + d + 2)``: the densified ``A`` row, its sparse slice, and the sparse product
+    before it is densified).  Passed as the product's ``memory_budget``, the ops layer keeps
+    its blocks within it.
+
+    ``nnz`` is the number of stored entries of the sparse ``X`` whose rows ``B`` is made of:
+    ``B`` holds at most ``min(nnz, n_cols d)`` of them (None: ``n_cols d``, every row full).
     """
     n_rows, n_cols, d = int(n_rows), int(n_cols), int(d)
     if sparse:
-        fixed, row = 24 * n_cols * (d + 2), 24 * (n_cols + d + 2)
+        entries = n_cols * d if nnz is None else min(int(nnz), n_cols * d)
+        copies = 1 + int(8 * d > 16 * n_cols)  # cast; transposed B when the result is sparse
+        fixed, row = 16 * copies * entries + 16 * n_cols, 24 * (n_cols + d + 2)
     else:
         fixed, row = 8 * n_cols * (d + 2), 8 * n_cols + 16 * (d + 2)
     fixed += 64 * n_cols + 8192 * 8 + 4096
     return fixed + min(STREAM_BYTES, n_rows * row)
 
 
-def nystrom_parts(n, d, k, s, *, sparse=False) -> dict:
+def degree_bytes(n, d, *, sparse=False, nnz=None) -> int:
+    """Budget of the exact degrees ``K(X, X)·1``.
+
+    :meth:`~semiscale.linalg.ops.ArrayOps.kernel_row_sums` computes them.
+
+    Dense ``X``: the n × n product's bound (:func:`stream_bytes`), as before.  Sparse ``X``:
+    the product runs on square tiles of ``t = min(n, 1024)`` rows
+    (:func:`semiscale.linalg.streaming.kernel_row_sums`), so ``B`` is one tile, never all of
+    ``X``: two tiles' row and column sums (``16 t``), two tiles' sparse copies (each at most
+    ``min(nnz, t d)`` entries with int64 indices and ``t + 1`` pointers) and their dense copies
+    (``8 t d``, counted whatever the density), plus the tile product's own bound
+    ``stream_bytes(t, t, d)``.  The degree vector (the result, ``8 n``) is not included.
+    """
+    n, d = int(n), int(d)
+    if not sparse:
+        return stream_bytes(n, n, d)
+    t = min(n, 1024)
+    entries = t * d if nnz is None else min(int(nnz), t * d)
+    copies = 2 * (16 * entries + 8 * (t + 1) + 8 * t * d)
+    return 16 * t + copies + stream_bytes(t, t, d, sparse=True, nnz=entries)
+
+
+def nystrom_parts(n, d, k, s, *, sparse=False, nnz=None) -> dict:
     """The arrays of a Nyström cluster-kernel fit (name -> bytes); see the module's table.
 
     Not all live at once: ``W`` and LAPACK's workspace are released before ``F`` is allocated
@@ -109,7 +140,7 @@ def nystrom_parts(n, d, k, s, *, sparse=False) -> dict:
     n, d, k, s = int(n), int(d), int(k), int(s)
     return {
         f"the {s} landmarks' features": 8 * s * d,
-        "the streamed kernel blocks": stream_bytes(n, s, d, sparse=sparse),
+        "the streamed kernel blocks": stream_bytes(n, s, d, sparse=sparse, nnz=nnz),
         f"the {s}x{s} landmark kernel W": 8 * s * s,
         f"LAPACK's workspace and the {s} degrees": 8 * (_LAPACK * s + s),
         f"the {s}x{k} eigenvectors, then extension weights (and a copy)": 8 * 2 * s * k,
@@ -117,7 +148,7 @@ def nystrom_parts(n, d, k, s, *, sparse=False) -> dict:
     }
 
 
-def nystrom_bytes(n, d, k, s, *, sparse=False) -> int:
+def nystrom_bytes(n, d, k, s, *, sparse=False, nnz=None) -> int:
     """Peak bytes of a Nyström fit: the landmarks and streamed blocks, plus the larger phase.
 
     Phase 1 (the eigenproblem): ``W``, its eigenvectors and LAPACK's workspace; phase 2 (the
@@ -126,10 +157,12 @@ def nystrom_bytes(n, d, k, s, *, sparse=False) -> int:
     n, d, k, s = int(n), int(d), int(k), int(s)
     eigen = 8 * (s * s + s * k + _LAPACK * s + s)
     samples = 8 * (2 * s * k + n * k + n)
-    return 8 * s * d + stream_bytes(n, s, d, sparse=sparse) + max(eigen, samples)
+    return 8 * s * d + stream_bytes(n, s, d, sparse=sparse, nnz=nnz) + max(eigen, samples)
 
 
-def exact_parts(n_rows, n_fit, d, *, subsample=False, sparse=False, virtual_samples=True) -> dict:
+def exact_parts(
+    n_rows, n_fit, d, *, subsample=False, sparse=False, virtual_samples=True, nnz=None
+) -> dict:
     """The arrays of an exact cluster-kernel fit on ``n_fit`` of ``n_rows`` points.
 
     ``K`` is released (LAPACK overwrites it) before ``F`` is allocated: :func:`exact_bytes`
@@ -145,7 +178,7 @@ def exact_parts(n_rows, n_fit, d, *, subsample=False, sparse=False, virtual_samp
     if virtual_samples:
         parts[f"the {n}x{m} virtual samples F"] = 8 * (n * m + n)
     parts["the streamed kernel blocks"] = stream_bytes(
-        n if virtual_samples else m, m, d, sparse=sparse
+        n if virtual_samples else m, m, d, sparse=sparse, nnz=nnz
     )
     if subsample:
         parts[f"the {m} fitted points' features"] = 8 * m * d
@@ -156,7 +189,9 @@ def exact_parts(n_rows, n_fit, d, *, subsample=False, sparse=False, virtual_samp
     return parts
 
 
-def exact_bytes(n_rows, n_fit, d, *, subsample=False, sparse=False, virtual_samples=True) -> int:
+def exact_bytes(
+    n_rows, n_fit, d, *, subsample=False, sparse=False, virtual_samples=True, nnz=None
+) -> int:
     """Peak bytes of an exact fit: ``K`` and its eigenvectors, or the eigenvectors and ``F``.
 
     ``virtual_samples=False`` (``fit``): only the first phase, ``F`` is never allocated.
@@ -164,7 +199,7 @@ def exact_bytes(n_rows, n_fit, d, *, subsample=False, sparse=False, virtual_samp
     n, m = int(n_rows), int(n_fit)
     eigen = 8 * (2 * m * m + _LAPACK * m)
     samples = 8 * (m * m + n * m + n) if virtual_samples else 0
-    fixed = stream_bytes(n if virtual_samples else m, m, d, sparse=sparse)
+    fixed = stream_bytes(n if virtual_samples else m, m, d, sparse=sparse, nnz=nnz)
     if subsample:
         if virtual_samples:
             samples += 8 * m * m + min(STREAM_BYTES, 8 * (n - m) * m)
@@ -184,7 +219,15 @@ def landmarks_for(k, n) -> int:
 
 
 def nystrom_sizes(
-    n, d, memory_budget, n_components=None, n_landmarks=None, *, gamma="median", sparse=False
+    n,
+    d,
+    memory_budget,
+    n_components=None,
+    n_landmarks=None,
+    *,
+    gamma="median",
+    sparse=False,
+    nnz=None,
 ):
     """Rank ``k``, landmarks ``s`` and estimated bytes of a Nyström cluster kernel.
 
@@ -205,6 +248,8 @@ def nystrom_sizes(
         The kernel's width (a heuristic name adds :func:`heuristic_bytes`).
     sparse : bool
         Whether ``X`` is a sparse matrix (:func:`stream_bytes`).
+    nnz : int or None
+        Stored entries of a sparse ``X`` (:func:`stream_bytes`; None: every row full).
 
     Returns
     -------
@@ -223,12 +268,12 @@ def nystrom_sizes(
     def sizes(k):
         s = landmarks_for(k, n) if n_landmarks is None else min(int(n_landmarks), n)
         k = min(k, s)
-        return k, s, _total(nystrom_bytes(n, d, k, s, sparse=sparse), heuristic)
+        return k, s, _total(nystrom_bytes(n, d, k, s, sparse=sparse, nnz=nnz), heuristic)
 
     if isinstance(n_components, str) or n_components is None:
         top = n if n_components == "budget" else min(n, DEFAULT_MAX_COMPONENTS)
         if sizes(1)[2] > budget:
-            _refuse(budget, sizes(1), n, d, heuristic, "k = 1", sparse)
+            _refuse(budget, sizes(1), n, d, heuristic, "k = 1", sparse, nnz)
         lo, hi = 1, top  # the largest k with sizes(k) within the budget: bytes grow with k
         while lo < hi:
             mid = (lo + hi + 1) // 2
@@ -236,17 +281,17 @@ def nystrom_sizes(
         return sizes(lo)
     chosen = sizes(min(int(n_components), n))
     if chosen[2] > budget:
-        _refuse(budget, chosen, n, d, heuristic, f"n_components={n_components}", sparse)
+        _refuse(budget, chosen, n, d, heuristic, f"n_components={n_components}", sparse, nnz)
     return chosen
 
 
-def _refuse(budget, chosen, n, d, heuristic, what, sparse):
+def _refuse(budget, chosen, n, d, heuristic, what, sparse, nnz=None):
     k, s, needed = chosen
-    parts = nystrom_parts(n, d, k, s, sparse=sparse)
+    parts = nystrom_parts(n, d, k, s, sparse=sparse, nnz=nnz)
     listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in parts.items())
     width = (
         f" (the gamma heuristic alone needs {format_bytes(heuristic)}: a numeric gamma avoids it)"
-        if heuristic >= nystrom_bytes(n, d, k, s, sparse=sparse)
+        if heuristic >= nystrom_bytes(n, d, k, s, sparse=sparse, nnz=nnz)
         else ""
     )
     raise MemoryBudgetError(
@@ -259,7 +304,7 @@ def _refuse(budget, chosen, n, d, heuristic, what, sparse):
 
 
 def largest_subsample(
-    n, d, memory_budget, n_required, *, gamma="median", sparse=False, virtual_samples=True
+    n, d, memory_budget, n_required, *, gamma="median", sparse=False, virtual_samples=True, nnz=None
 ):
     """The most points (≥ ``n_required``, ≤ ``n``) an exact cluster kernel fits on in the budget.
 
@@ -282,7 +327,9 @@ def largest_subsample(
 
     def cost(m):
         return _total(
-            exact_bytes(n, m, d, subsample=m < n, sparse=sparse, virtual_samples=virtual_samples),
+            exact_bytes(
+                n, m, d, subsample=m < n, sparse=sparse, virtual_samples=virtual_samples, nnz=nnz
+            ),
             heuristic,
         )
 
@@ -290,7 +337,7 @@ def largest_subsample(
     if cost(low) > budget:
         needed = cost(low)
         width = heuristic > exact_bytes(
-            n, low, d, subsample=low < n, sparse=sparse, virtual_samples=virtual_samples
+            n, low, d, subsample=low < n, sparse=sparse, virtual_samples=virtual_samples, nnz=nnz
         )
         raise MemoryBudgetError(
             f"memory_budget={format_bytes(budget)} is too small for an exact cluster kernel on "

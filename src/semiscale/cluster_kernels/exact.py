@@ -151,7 +151,7 @@ class ClusterKernel(_ClusterKernelBase):
     def _basis(self):
         return self.X_fit_
 
-    def _fit_size(self, n, d, n_labeled, sparse, want_F):
+    def _fit_size(self, n, d, n_labeled, sparse, want_F, nnz=None):
         """Points to fit on and the estimated bytes; refuses before anything is allocated.
 
         ``fit`` (``want_F`` False) allocates no ``n × m`` virtual samples, so its estimate and
@@ -166,6 +166,7 @@ class ClusterKernel(_ClusterKernelBase):
                 gamma=self.gamma,
                 sparse=sparse,
                 virtual_samples=want_F,
+                nnz=nnz,
             )
         m = n if self.max_samples is None else min(int(self.max_samples), n)
         if m < n_labeled:
@@ -173,8 +174,10 @@ class ClusterKernel(_ClusterKernelBase):
                 f"max_samples={self.max_samples} is below the {n_labeled} labeled rows, which "
                 f"are all fitted on; pass max_samples >= {n_labeled} or 'budget'"
             )
-        parts = exact_parts(n, m, d, subsample=m < n, sparse=sparse, virtual_samples=want_F)
-        peak = exact_bytes(n, m, d, subsample=m < n, sparse=sparse, virtual_samples=want_F)
+        parts = exact_parts(
+            n, m, d, subsample=m < n, sparse=sparse, virtual_samples=want_F, nnz=nnz
+        )
+        peak = exact_bytes(n, m, d, subsample=m < n, sparse=sparse, virtual_samples=want_F, nnz=nnz)
         needed = _total(peak, heuristic_bytes(n, d, self.gamma))
         budget = parse_memory_budget(self.memory_budget)
         if needed > budget:
@@ -217,7 +220,9 @@ class ClusterKernel(_ClusterKernelBase):
         n, d = X.shape
         labeled = self._labeled_mask(y, n)
         n_labeled = int(labeled.sum())
-        m, self.estimated_bytes_ = self._fit_size(n, d, n_labeled, sp.issparse(X), want_F)
+        m, self.estimated_bytes_ = self._fit_size(
+            n, d, n_labeled, sp.issparse(X), want_F, X.nnz if sp.issparse(X) else None
+        )
         self._log_sizes(f"{m} of {n} points fitted on, {self.estimated_bytes_} bytes estimated")
         seed = as_random_state(self.random_state)
         rng = check_random_state(seed)
@@ -232,7 +237,9 @@ class ClusterKernel(_ClusterKernelBase):
             self.fit_indices_ = np.arange(n)
             self.X_fit_ = X
         # fit_transform streams F's other rows too; fit only the m x m kernel
-        stream = stream_bytes(n if want_F else m, m, d, sparse=sp.issparse(X))
+        stream = stream_bytes(
+            n if want_F else m, m, d, sparse=sp.issparse(X), nnz=X.nnz if sp.issparse(X) else None
+        )
         with stage(f"[{name}] {m}x{m} kernel and its Laplacian", self.verbose):
             L = np.asarray(
                 kernel_matrix(self.kernel_, self.X_fit_, None, 8 * m * m + stream, self.n_jobs),

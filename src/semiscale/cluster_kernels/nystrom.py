@@ -215,6 +215,7 @@ class NystromClusterKernel(_ClusterKernelBase):
             self.n_landmarks,
             gamma=self.gamma,
             sparse=sp.issparse(X),
+            nnz=X.nnz if sp.issparse(X) else None,
         )
         self._log_sizes(
             f"k = {k} components, s = {s} landmarks, {self.estimated_bytes_} bytes estimated"
@@ -225,7 +226,7 @@ class NystromClusterKernel(_ClusterKernelBase):
             self.kernel_ = self._kernel(X, seed)
         self.landmark_indices_ = np.sort(rng.choice(n, s, replace=False))
         self.landmarks_ = X[self.landmark_indices_]
-        stream = stream_bytes(n, s, d, sparse=sp.issparse(X))
+        stream = stream_bytes(n, s, d, sparse=sp.issparse(X), nnz=X.nnz if sp.issparse(X) else None)
         with stage(f"[{name}] landmark kernel and degrees ({s} of {n} points)", self.verbose):
             W = np.asarray(
                 kernel_matrix(self.kernel_, self.landmarks_, None, 8 * s * s + stream, self.n_jobs),

@@ -53,7 +53,7 @@ from ..linalg.lowrank import (
 )
 from ..linalg.ops import get_ops
 from ._base import _ClusterKernelBase
-from ._sizing import DEFAULT_MAX_COMPONENTS, heuristic_bytes, stream_bytes
+from ._sizing import DEFAULT_MAX_COMPONENTS, degree_bytes, heuristic_bytes, stream_bytes
 from ._spectral import kernel_degrees, virtual_samples
 from .transfer import resolve_transfer
 
@@ -70,7 +70,7 @@ __all__ = ["StochasticClusterKernel", "stochastic_parts", "stochastic_sizes"]
 BLAS_THREADS = 1
 
 
-def stochastic_parts(n, d, a, b, *, sparse=False) -> dict:
+def stochastic_parts(n, d, a, b, *, sparse=False, nnz=None) -> dict:
     r"""The phases of a SoCK fit and their arrays (phase -> {name -> bytes}).
 
     Paper 003 (§3.1) counts :math:`(d + 2(a_t + b_t))\,n·8` bytes.  Here the data are the
@@ -78,8 +78,9 @@ def stochastic_parts(n, d, a, b, *, sparse=False) -> dict:
     phase by phase (float64 entries):
 
     - **degrees**: the degree vector ``n`` and the streamed kernel blocks with their ``B``-side
-      operands (:func:`~semiscale.cluster_kernels._sizing.stream_bytes` of the n × n product,
-      dense or sparse ``X``);
+      operands (:func:`~semiscale.cluster_kernels._sizing.degree_bytes`: the n × n product's
+      bound for dense ``X``, one tile's for sparse ``X``, whose ``nnz`` stored entries bound
+      every other sparse operand);
     - **a step** (the peak): the degrees and :math:`D^{-1/2}` (``2n``), the features
       :math:`P_t` (``a n``, projected and QR-factored in place), the iterate's factor
       :math:`U_t` (``b n``) and the new one :math:`U_{t+1}` (``b n``), the frequencies
@@ -92,9 +93,10 @@ def stochastic_parts(n, d, a, b, *, sparse=False) -> dict:
       fitted points.
     """
     n, d, a, b = int(n), int(d), int(a), int(b)
-    stream = stream_bytes(n, n, d, sparse=sparse)
+    stream = stream_bytes(n, n, d, sparse=sparse, nnz=nnz)
+    degrees = degree_bytes(n, d, sparse=sparse, nnz=nnz)
     return {
-        "degrees": {"the degrees": 8 * n, "the streamed kernel blocks": stream},
+        "degrees": {"the degrees": 8 * n, "the streamed kernel blocks": degrees},
         "a step": {
             "the degrees and D^-1/2": 16 * n,
             f"the {n}x{a} random features": 8 * n * a,
@@ -115,7 +117,7 @@ def stochastic_parts(n, d, a, b, *, sparse=False) -> dict:
 
 
 def stochastic_sizes(
-    n, d, memory_budget, *, n_random_features, max_rank=None, gamma="median", sparse=False
+    n, d, memory_budget, *, n_random_features, max_rank=None, gamma="median", sparse=False, nnz=None
 ):
     """SoCK's sizes ``(a, b, estimated_bytes)`` for ``n`` points within ``memory_budget``.
 
@@ -139,7 +141,9 @@ def stochastic_sizes(
     gamma : float or str
         The kernel's width (a heuristic name adds its sample's bytes).
     sparse : bool, default=False
-        Whether ``X`` is sparse (the streamed products' operands are larger).
+        Whether ``X`` is sparse (its streamed products' operands are counted by ``nnz``).
+    nnz : int or None
+        Stored entries of a sparse ``X`` (None: every row counted full).
 
     Returns
     -------
@@ -156,7 +160,7 @@ def stochastic_sizes(
     heuristic = heuristic_bytes(n, d, gamma)
 
     def total(b):
-        phases = stochastic_parts(n, d, a, b, sparse=sparse)
+        phases = stochastic_parts(n, d, a, b, sparse=sparse, nnz=nnz)
         return max(max(sum(p.values()) for p in phases.values()), heuristic)
 
     top = n
@@ -171,7 +175,7 @@ def stochastic_sizes(
             lo, hi = (mid, hi) if total(mid) <= budget else (lo, mid - 1)
         b = lo
     if total(b) > budget:
-        phases = stochastic_parts(n, d, a, b, sparse=sparse)
+        phases = stochastic_parts(n, d, a, b, sparse=sparse, nnz=nnz)
         name = max(phases, key=lambda key: sum(phases[key].values()))
         given_b = isinstance(max_rank, Integral)
         if sum(phases[name].values()) < heuristic:
@@ -374,6 +378,7 @@ class StochasticClusterKernel(_ClusterKernelBase):
             max_rank=self.max_rank,
             gamma=self.gamma,
             sparse=sp.issparse(X),
+            nnz=X.nnz if sp.issparse(X) else None,
         )
         self._log_sizes(f"a = {a} features, b = {b} rank, {self.estimated_bytes_} bytes estimated")
         seed = as_random_state(self.random_state)
@@ -385,7 +390,10 @@ class StochasticClusterKernel(_ClusterKernelBase):
             get_ops().blas_threads(BLAS_THREADS),
         ):
             degrees = kernel_degrees(
-                self.kernel_, X, stream_bytes(n, n, d, sparse=sp.issparse(X)), self.n_jobs
+                self.kernel_,
+                X,
+                degree_bytes(n, d, sparse=sp.issparse(X), nnz=X.nnz if sp.issparse(X) else None),
+                self.n_jobs,
             )
         seconds = {"degrees": time.perf_counter() - start}
         inv_sqrt = np.divide(1.0, np.sqrt(degrees), out=np.zeros_like(degrees), where=degrees > 0)
