@@ -289,3 +289,21 @@ def test_a_sparse_budget_counts_the_stored_entries_not_full_rows():
     # a full X (nnz unknown) is still counted row by row
     with pytest.raises(MemoryBudgetError):
         stochastic_sizes(*X.shape, "40MB", n_random_features=32, gamma=1.0, sparse=True)
+
+
+def test_the_degrees_of_sparse_rows_count_dense_tiles_only_where_they_are_densified():
+    # kernel_row_sums densifies a sparse X's tiles only at a density of 10 % or more: 2 % of
+    # 2,000 features keeps them sparse (two dense 1,024-row tiles would be 31 MiB more)
+    X = sp.random(6000, 2000, density=0.02, format="csr", random_state=1, dtype=np.float64)
+    y = np.full(6000, -1)
+    y[:10] = np.arange(10) % 2
+    model = StochasticClusterKernel(
+        memory_budget="60MB", n_random_features=16, n_iter=2, gamma=0.5, random_state=0
+    )
+    tracemalloc.start()
+    try:
+        model.fit_transform(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= model.estimated_bytes_ <= 60 * 1024**2, (peak, model.estimated_bytes_)

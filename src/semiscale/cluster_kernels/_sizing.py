@@ -34,6 +34,7 @@ import math
 
 from .._bandwidth import MEDIAN_SAMPLE_SIZE
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
+from ..linalg.streaming import DENSE_TILE_DENSITY, STREAM_BLOCK_BYTES
 
 __all__ = [
     "DEFAULT_MAX_COMPONENTS",
@@ -118,16 +119,22 @@ def degree_bytes(n, d, *, sparse=False, nnz=None) -> int:
     the product runs on square tiles of ``t = min(n, 1024)`` rows
     (:func:`semiscale.linalg.streaming.kernel_row_sums`), so ``B`` is one tile, never all of
     ``X``: two tiles' row and column sums (``16 t``), two tiles' sparse copies (each at most
-    ``min(nnz, t d)`` entries with int64 indices and ``t + 1`` pointers) and their dense copies
-    (``8 t d``, counted whatever the density), plus the tile product's own bound
-    ``stream_bytes(t, t, d)``.  The degree vector (the result, ``8 n``) is not included.
+    ``min(nnz, t d)`` entries with int64 indices and ``t + 1`` pointers) and, where the tiles
+    are densified (density at least
+    :data:`~semiscale.linalg.streaming.DENSE_TILE_DENSITY` and a dense tile within
+    :data:`~semiscale.linalg.streaming.STREAM_BLOCK_BYTES`), their dense copies (``8 t d``),
+    plus the tile product's own bound ``stream_bytes(t, t, d)``.  The degree vector (the
+    result, ``8 n``) is not included.
     """
     n, d = int(n), int(d)
     if not sparse:
         return stream_bytes(n, n, d)
     t = min(n, 1024)
     entries = t * d if nnz is None else min(int(nnz), t * d)
-    copies = 2 * (16 * entries + 8 * (t + 1) + 8 * t * d)
+    dense = nnz is None or (
+        int(nnz) >= DENSE_TILE_DENSITY * n * d and 8 * t * d <= STREAM_BLOCK_BYTES
+    )
+    copies = 2 * (16 * entries + 8 * (t + 1) + (8 * t * d if dense else 0))
     return 16 * t + copies + stream_bytes(t, t, d, sparse=True, nnz=entries)
 
 
