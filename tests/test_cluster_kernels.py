@@ -516,3 +516,20 @@ def test_a_sparse_budget_counts_the_stored_entries_not_full_rows(make, method):
         tracemalloc.stop()
     budget = parse_memory_budget(model.memory_budget)
     assert peak <= model.estimated_bytes_ <= budget, (peak, model.estimated_bytes_)
+
+
+@pytest.mark.parametrize(
+    "make, want_F",
+    [
+        (lambda: NystromClusterKernel(n_components="budget"), True),
+        (lambda: ClusterKernel(max_samples="budget", random_state=0), False),
+    ],
+)
+def test_columns_for_a_budget_count_a_sparse_xs_stored_entries(make, want_F):
+    # StorageFitClassifier reserves its classifier's part for these columns: counted with full
+    # sparse rows they were fewer than the fit (which counts X.nnz) returns
+    X, y = _low_density()
+    est = make().set_params(memory_budget="40MB", gamma=1.0)
+    k = est._columns_for_budget(*X.shape, 100, "40MB", sparse=True, want_F=want_F, nnz=X.nnz)
+    F = est.fit_transform(X, y) if want_F else est.fit(X, y).transform(X[:3])
+    assert F.shape[1] == k == est.n_components_

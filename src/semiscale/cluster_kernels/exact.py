@@ -191,7 +191,7 @@ class ClusterKernel(_ClusterKernelBase):
             )
         return m, needed
 
-    def _columns_for_budget(self, n, d, n_labeled, memory_budget, *, sparse, want_F):
+    def _columns_for_budget(self, n, d, n_labeled, memory_budget, *, sparse, want_F, nnz=None):
         """Columns ``m`` of ``F`` a fit with ``memory_budget`` would give (0: refused).
 
         Allocates nothing: a caller (:class:`~semiscale.models.StorageFitClassifier`) reserves
@@ -207,6 +207,7 @@ class ClusterKernel(_ClusterKernelBase):
                 n_labeled,
                 gamma=self.gamma,
                 sparse=sparse,
+                nnz=nnz,
                 virtual_samples=want_F,
             )[0]
         except MemoryBudgetError:

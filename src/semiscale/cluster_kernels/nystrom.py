@@ -179,7 +179,7 @@ class NystromClusterKernel(_ClusterKernelBase):
     def _basis(self):
         return self.landmarks_
 
-    def _columns_for_budget(self, n, d, n_labeled, memory_budget, *, sparse, want_F):
+    def _columns_for_budget(self, n, d, n_labeled, memory_budget, *, sparse, want_F, nnz=None):
         """Columns ``k`` of ``F`` a fit with ``memory_budget`` would give (0: refused).
 
         Allocates nothing (:class:`~semiscale.models.StorageFitClassifier` reserves its own
@@ -195,6 +195,7 @@ class NystromClusterKernel(_ClusterKernelBase):
                 self.n_landmarks,
                 gamma=self.gamma,
                 sparse=sparse,
+                nnz=nnz,
             )[0]
         except MemoryBudgetError:
             return 0

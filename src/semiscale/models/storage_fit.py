@@ -292,6 +292,7 @@ class StorageFitClassifier(SSLClassifierMixin, BaseEstimator):
                     share,
                     sparse=sp.issparse(X),
                     want_F=self.virtual_samples == "all",
+                    nnz=X.nnz if sp.issparse(X) else None,
                 )
             )
         k = share // (8 * n)
