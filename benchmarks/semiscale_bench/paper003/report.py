@@ -516,7 +516,7 @@ def _budget_targets(protocol, budget):
             continue
         cells_seen += 1
         if "error" in rec:
-            fails.append(f"{name} l={labels} {b} {method}: {rec['error'][:80]}")
+            fails.append(f"{name} l={labels} {b} {method}: {_error(rec, 160)}")
             continue
         n_fit = rec.get("sizes", {}).get("n_fit_samples", rec["n"])
         if n_fit < rec["n"]:
