@@ -27,8 +27,9 @@ import semiscale
 
 ROOT = Path(semiscale.__file__).parent
 
-#: Modules the rules do not apply to: the layer itself and its two helpers.
-LAYER = ("linalg/", "_parallel.py", "_memory.py")
+#: Modules the rules do not apply to: the layer itself, its two helpers and its other
+#: implementations (backends/: the Dask and torch subclasses of ArrayOps).
+LAYER = ("linalg/", "backends/", "_parallel.py", "_memory.py")
 
 _KERNEL_BLOCK = (
     "the kernel formula's own product on one block: blocks are sized and streamed only by "
