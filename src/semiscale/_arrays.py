@@ -5,7 +5,7 @@ lives (validation, small row gathers, the ops layer) without importing dask, an 
 dependency, at module import time.
 """
 
-__all__ = ["is_dask_array"]
+__all__ = ["is_dask_array", "take_rows"]
 
 
 def is_dask_array(X):
@@ -24,3 +24,24 @@ def is_dask_array(X):
     """
     module = type(X).__module__ or ""
     return module.split(".")[0] == "dask" and hasattr(X, "chunks")
+
+
+def take_rows(X, index):
+    """The rows ``X[index]`` as a local array: only those rows are computed for a dask ``X``.
+
+    Parameters
+    ----------
+    X : ndarray, sparse matrix or dask array of shape (n, d)
+    index : slice, ndarray of int or bool mask
+        The rows wanted (a few: labeled rows, centers, a bandwidth sample).
+
+    Returns
+    -------
+    ndarray or sparse matrix
+        ``X[index]``; for a dask ``X`` the NumPy result of computing that selection (on the
+        current scheduler: the workers of a ``distributed.Client`` where one is running).
+    """
+    rows = X[index]
+    if is_dask_array(rows):
+        rows = rows.compute()
+    return rows

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
+from ._arrays import is_dask_array
 from ._pairs import _check_magnitude
 
 try:  # scikit-learn >= 1.6
@@ -79,7 +80,13 @@ def validate_X(estimator, X, *, reset: bool, accept_sparse=("csr", "csc", "coo")
     - names at fit but not now, or now but not at fit: a ``UserWarning``.
 
     This is scikit-learn's ``validate_data`` (the ``_validate_data`` method before 1.6).
+
+    A ``dask.array`` ``X`` is accepted by estimators whose fit contract declares ``dask``
+    (:class:`~semiscale.models._contract.FitContract`) and stays a dask array
+    (:func:`_validate_dask_X`); other estimators refuse it with a ``TypeError``.
     """
+    if is_dask_array(X):
+        return _validate_dask_X(estimator, X, reset=reset, min_samples=min_samples)
     X = _sklearn_validate_data(
         estimator,
         X,
@@ -89,6 +96,69 @@ def validate_X(estimator, X, *, reset: bool, accept_sparse=("csr", "csc", "coo")
         ensure_min_samples=min_samples,
     )
     return _finish_X(X, "X")
+
+
+def _validate_dask_X(estimator, X, *, reset: bool, min_samples: int):
+    """A dask ``X`` checked where it lives: lazily (dtype, shape, one chunk along the columns),
+    then finiteness and magnitude in one pass over its chunks on the workers.
+
+    Only the estimators whose fit contract declares ``dask`` take one (read off the class, so
+    that this module imports nothing above it).
+    """
+    contract = getattr(type(estimator), "_fit_contract", None)
+    if not getattr(contract, "dask", False):
+        raise TypeError(
+            f"X is a dask array, which {type(estimator).__name__} cannot fit or predict where it "
+            "lives: pass X.compute() (a NumPy array), or use NystromLapRLSClassifier / "
+            "NystromLapRLSRegressor, which run on the Dask workers"
+        )
+    import dask
+    import dask.array as da
+
+    if X.ndim != 2:
+        raise ValueError(
+            f"X must be a 2-D dask array (n_samples, n_features), got {X.ndim} dimension(s)"
+        )
+    if any(np.isnan(size) for sizes in X.chunks for size in sizes):
+        raise ValueError(
+            "X has unknown chunk sizes (nan): call X.compute_chunk_sizes() first (or build X "
+            "with known chunk sizes)"
+        )
+    meta = getattr(X, "_meta", None)
+    if meta is not None and not isinstance(meta, np.ndarray):
+        raise TypeError(
+            f"X is a dask array of {type(meta).__name__} chunks; only dense NumPy chunks are "
+            "supported: use X.map_blocks(lambda b: b.toarray())"
+        )
+    if np.dtype(X.dtype).kind not in "biuf":
+        raise ValueError(f"X must be numeric, got a dask array of dtype {X.dtype}")
+    if np.dtype(X.dtype) not in FLOAT_DTYPES:
+        X = X.astype(np.float64)
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    if X.shape[0] < min_samples:
+        raise ValueError(
+            f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum of "
+            f"{min_samples} is required."
+        )
+    if X.shape[1] < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
+        )
+    if reset:
+        estimator.n_features_in_ = X.shape[1]
+        estimator.__dict__.pop("feature_names_in_", None)
+    elif X.shape[1] != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+            f"{estimator.n_features_in_} features as input."
+        )
+    # one pass over the chunks: both reductions share the tasks that read each chunk
+    finite, largest = dask.compute(da.isfinite(X).all(), abs(X).max())
+    if not finite:
+        raise ValueError("Input X contains NaN or infinity.")
+    _check_magnitude(np.asarray([largest], dtype=X.dtype), X.shape[1], "X")
+    return X
 
 
 @dataclass(frozen=True)

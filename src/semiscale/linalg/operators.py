@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
+from .._arrays import is_dask_array, take_rows
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
 from .._progress import stage
 from .._validation import check_laplacian
@@ -175,7 +176,7 @@ class NystromLapRLSHessian(LinearOperator):
         centers = np.asarray(centers) if not sp.issparse(centers) else centers
         if centers.ndim == 1:
             self.center_index_ = _index(centers, n, "centers")
-            self.centers_ = X[self.center_index_]
+            self.centers_ = take_rows(X, self.center_index_)  # local, also for dask X
         else:
             if centers.ndim != 2 or centers.shape[1] != X.shape[1]:
                 raise ValueError(
@@ -312,12 +313,20 @@ class NystromLapRLSHessian(LinearOperator):
         if self._checked:  # a solve's n × r work arrays live beside the cache
             remaining -= 2 * rows * self._n_columns * it
         fits = False
-        if cache is not False and remaining > 0:
+        # A distributed X's K_ns would gather n·s numbers on the client: its products stay
+        # on the workers, two passes each (semiscale.backends.DaskOps)
+        distributed = is_dask_array(self._X_used())
+        if cache is not False and remaining > 0 and not distributed:
             try:  # only sizes the blocks: nothing is computed
                 get_ops().kernel_block_rows(self.kernel, self._X_used(), self.centers_, remaining)
                 fits = True
             except MemoryBudgetError:
                 pass
+        if cache is True and distributed:
+            raise ValueError(
+                "cache=True keeps K_ns on the client, which a dask X does not allow (its "
+                "products run on the workers); use cache='auto' or False"
+            )
         if cache is True and not fits:
             raise MemoryBudgetError(
                 f"cache=True but K_ns ({rows}x{self.n_centers_}) does not fit in "
@@ -334,7 +343,7 @@ class NystromLapRLSHessian(LinearOperator):
         if self._rows is None:
             return self.X
         if self._X_rows is None:
-            self._X_rows = self.X[self._rows]
+            self._X_rows = take_rows(self.X, self._rows)  # the labeled rows, local
         return self._X_rows
 
     def kernel_ss(self):

@@ -44,9 +44,11 @@ from .._validation import (
     validate_X,
 )
 from ..graph._graph import KERNEL_ONLY, warn_unreached
+from ..linalg.ops import use_ops
 from ..scaling import solver_lambdas
 from ..solvers.problem import ManifoldProblem, Solution
 from ._contract import FitContract, fit_rules, labels_from_decision
+from ._dask_placement import dask_ops_for, dask_placement
 from ._defaults import (  # noqa: F401 - re-exported: the estimators import them from here
     AUTO_INTRINSIC_REG_CONSTRAINT,
     AUTO_INTRINSIC_REG_FACTOR,
@@ -202,8 +204,17 @@ class ManifoldMixin(GraphOwnerMixin):
     def _fit_problem(self, X, Y, labeled, laplacian, y=None):
         """Graph, kernel, scaled regularizers, the problem, the solver; store the results.
 
-        The parameters were validated by ``fit`` (``_parameter_constraints``).
+        The parameters were validated by ``fit`` (``_parameter_constraints``).  An estimator
+        declaring ``dask`` fits a dask ``X`` (or a NumPy ``X`` under a ``DaskOps`` context)
+        on the Dask workers (:mod:`._dask_placement`).
         """
+        ops, X = dask_placement(self, X)
+        if ops is None:
+            return self._fit_problem_here(X, Y, labeled, laplacian, y)
+        with use_ops(ops):
+            return self._fit_problem_here(X, Y, labeled, laplacian, y)
+
+    def _fit_problem_here(self, X, Y, labeled, laplacian, y=None):
         contract = self._fit_contract
         rules = fit_rules(self)
         fit_intercept = contract.fit_intercept and bool(self.fit_intercept)
@@ -303,7 +314,8 @@ class ManifoldMixin(GraphOwnerMixin):
             # (a kernel block is in float64 when either operand is, _pairs.result_dtype)
             X = X.astype(self._compute_dtype())
         n_jobs = self.n_jobs if self._fit_contract.n_jobs else None
-        decision = kernel_matmul(self.kernel_, X, self.X_fit_, self.dual_coef_, budget, n_jobs)
+        with dask_ops_for(X):  # a dask X: its chunks' products on the workers
+            decision = kernel_matmul(self.kernel_, X, self.X_fit_, self.dual_coef_, budget, n_jobs)
         if np.any(self.intercept_):
             decision = decision + self.intercept_
         return decision

@@ -130,6 +130,11 @@ class FitContract:
         ``"manifold"`` fit of a smooth loss at its minimiser, which keeps a
         :class:`~semiscale.models._fit_state.FitState` (``_fit_state_``) when the estimator's
         ``_keep_fit_state`` is set before ``fit``.
+    dask : bool
+        ``fit``, ``predict`` and ``decision_function`` take a row-chunked ``dask.array`` ``X``
+        and run on :class:`semiscale.backends.DaskOps` (the default ``distributed`` client),
+        ``X`` staying on the workers; estimators without it refuse a dask ``X`` with a
+        ``TypeError`` (:func:`semiscale._validation.validate_X`).
     approximate_cv_formulations : tuple of str or None
         The values of the estimator's ``formulation`` parameter whose fit approximate CV can
         expand (``LapSVC``'s dual QP has no smooth loss); None: the estimator has no
@@ -147,6 +152,7 @@ class FitContract:
     memory_budget: bool = True
     n_jobs: bool = False
     approximate_cv: bool = False
+    dask: bool = False
     approximate_cv_formulations: tuple[str, ...] | None = None
 
     def __post_init__(self):

@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
+from .._arrays import take_rows
 from .._memory import check_fits, parse_memory_budget
 from .._random import check_random_state
 from ..linalg import resolve_n_centers, select_centers
@@ -185,7 +186,7 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
             needs_graph = self.preconditioner in NEEDS_CENTER_GRAPH
             if needs_graph and problem.laplacian is not None and "center_laplacian" not in options:
                 graph = self._graph_to_fit()
-                options["center_laplacian"] = graph.fit(X[centers]).laplacian_
+                options["center_laplacian"] = graph.fit(take_rows(X, centers)).laplacian_
             elif self.preconditioner == "sampled-hessian":
                 options.setdefault("random_state", rng.randint(2**31 - 1))
         quadratic = self._quadratic_solver(solver, problem, centers, options)

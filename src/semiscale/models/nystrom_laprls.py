@@ -214,6 +214,7 @@ class NystromLapRLSRegressor(SSLRegressorMixin, _NystromLapRLSBase):
         label_diffusion=True,
         n_jobs=True,
         approximate_cv=True,
+        dask=True,
     )
 
     def __init__(
@@ -514,6 +515,7 @@ class NystromLapRLSClassifier(SSLClassifierMixin, _NystromLapRLSBase):
         label_diffusion=True,
         n_jobs=True,
         approximate_cv=True,
+        dask=True,
     )
 
     def __init__(

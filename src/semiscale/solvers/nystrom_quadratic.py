@@ -201,7 +201,7 @@ class NystromSolver:
             rhs_seconds=rhs_seconds,
         )
         return Solution(
-            X_fit=X[centers],
+            X_fit=hessian.centers_,  # the rows X[centers], local (gathered once)
             dual_coef=alpha,
             train_decision=hessian.kns_matmul(alpha),
             n_iter=n_iter,
