@@ -1,0 +1,376 @@
+r"""The PyTorch backend: the heavy products of :class:`~semiscale.linalg.ops.ArrayOps` on a device.
+
+:class:`TorchOps` overrides the kernel products of the built-in kernels (fused: each block is
+computed and multiplied on the device, never sent back), the dense products, the jittered
+Cholesky factorization, the triangular and Cholesky solves and the sparse × dense product; every
+other method, and every call these cannot take (sparse kernel operands, other kernels, integer
+arrays), is NumPy's.  The contract of the layer holds: arguments and results are NumPy/SciPy
+objects; the device copies are the backend's business.
+
+What crosses the bus
+--------------------
+Host arrays that a solver passes again and again are kept on the device between calls
+(:mod:`semiscale.backends._torch_resident`): the points ``X`` of the kernel products (``n × d``),
+the Laplacian, the ``s × s`` factors.  One iteration of the Nyström LapRLS PCG,
+``H V = K_nsᵀ (J + λ_I L) K_ns V + λ_A K_ss V`` with ``V`` of ``r`` columns, then moves
+
+- ``u = K_ns V`` (``n × r``) to the host, back to the device for ``L u`` (:meth:`sparse_matmul`,
+  a separate call of the layer) and ``L u`` to the host, then ``v = λ_I L u + J u`` to the device
+  for ``K_nsᵀ v``: ``4 n r`` numbers;
+- ``V`` twice and the centers (``s × d``) twice to the device, ``K_nsᵀ v``, ``K_ss V`` and the
+  preconditioner's solve (``s × r`` each way) back: ``6 s r + 2 s d`` numbers;
+
+against the ``2 n s`` kernel entries computed on the device.  The PCG recurrences themselves (a
+few ``s × r`` vector updates, ``O(s r)`` against the products' ``O(n s d)``) stay in NumPy.
+:attr:`TorchOps.bytes_moved` counts what was converted each way and
+:attr:`TorchOps.transfer_seconds` how long it took.  When the solver caches ``K_ns`` on the host
+(it fits ``memory_budget``), its products are :meth:`matmul` calls on a resident copy of it as
+long as it fits ``resident_bytes``, else ``K_ns`` crosses the bus at every product: on a GPU give
+the fit a ``memory_budget`` below ``K_ns``'s size (``n s`` entries) so that the kernel blocks
+are recomputed on the device instead.
+
+Device memory: kernel blocks are sized by ``memory_budget`` exactly as NumPy's (the kernel's own
+memory model), then capped at ``block_bytes``; the resident copies are outside the budget, at
+most ``resident_bytes`` together.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._memory import MemoryBudgetError, block_rows, format_bytes, parse_memory_budget, row_slices
+from .._pairs import _check_input, result_dtype
+from ..linalg import streaming
+from ..linalg.ops import ArrayOps
+from ._torch_blocks import FUSED_KERNELS, DevicePlan
+from ._torch_resident import ResidentCache
+
+__all__ = ["TorchOps"]
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _import_torch():
+    try:
+        import torch
+    except ImportError as error:  # pragma: no cover - torch is installed in the test env
+        raise ImportError(
+            'TorchOps needs PyTorch, which is not installed: pip install "semiscale[gpu]"'
+        ) from error
+    return torch
+
+
+def _floating(*arrays) -> bool:
+    return all(isinstance(a, np.ndarray) and a.ndim >= 1 and a.dtype in _FLOATS for a in arrays)
+
+
+class TorchOps(ArrayOps):
+    """:class:`~semiscale.linalg.ops.ArrayOps` on PyTorch tensors (CUDA or CPU).
+
+    Parameters
+    ----------
+    device : str, torch.device or None, default=None
+        Where the products run; None is ``"cuda"`` when ``torch.cuda.is_available()``, else
+        ``"cpu"``.
+    dtype : {"float32", "float64"} or None, default=None
+        Precision of the device computations; None follows the operands as NumPy does (float32
+        only when both are float32).  Results keep NumPy's dtype either way.
+    block_bytes : int or None, default=None
+        Cap on one kernel block (after ``memory_budget``): 256 MiB on a GPU, where large blocks
+        amortize kernel launches; on the CPU NumPy's cache-sized cap
+        (:data:`~semiscale.linalg.streaming.STREAM_BLOCK_BYTES`).
+    resident_bytes : int or None, default=None
+        Most bytes of host arrays kept on the device between calls: a quarter of the GPU's
+        memory, or 4 GiB on the CPU.  Arrays below 1 MiB are never kept.
+
+    Attributes
+    ----------
+    bytes_moved : dict
+        ``{"to_device": ..., "to_host": ...}``: bytes converted each way since the last
+        :meth:`reset_counters` (on the CPU a conversion may be a view, no copy).
+    transfer_seconds : float
+        Time spent in those conversions.
+    """
+
+    name = "torch"
+
+    def __init__(self, device=None, dtype=None, *, block_bytes=None, resident_bytes=None):
+        torch = self.torch = _import_torch()
+        if device is None:
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        if dtype is not None and np.dtype(dtype) not in _FLOATS:
+            raise ValueError(f"dtype must be 'float32', 'float64' or None, got {dtype!r}")
+        self.dtype = None if dtype is None else np.dtype(dtype)
+        gpu = self.device.type != "cpu"
+        if block_bytes is None:
+            block_bytes = (256 << 20) if gpu else streaming.STREAM_BLOCK_BYTES
+        self.block_bytes = int(block_bytes)
+        if resident_bytes is None:
+            total = torch.cuda.get_device_properties(self.device).total_memory if gpu else 0
+            resident_bytes = total // 4 if gpu else 4 << 30
+        self._cache = ResidentCache(max_bytes=int(resident_bytes))
+        self.reset_counters()
+
+    def __repr__(self):
+        dtype = None if self.dtype is None else self.dtype.name
+        return f"TorchOps(device={str(self.device)!r}, dtype={dtype!r})"
+
+    # ------------------------------------------------------------------ transfers
+    def reset_counters(self):
+        """Zero :attr:`bytes_moved` and :attr:`transfer_seconds`."""
+        self.bytes_moved = {"to_device": 0, "to_host": 0}
+        self.transfer_seconds = 0.0
+
+    def clear_cache(self):
+        """Drop the device copies of host arrays (after editing one of them in place)."""
+        self._cache.clear()
+
+    def _to_device(self, array, dtype):
+        start = time.perf_counter()
+        host = np.ascontiguousarray(array, dtype=dtype)
+        tensor = self.torch.as_tensor(host, device=self.device)
+        self.bytes_moved["to_device"] += host.nbytes
+        self.transfer_seconds += time.perf_counter() - start
+        return tensor
+
+    def _to_host(self, tensor, dtype, order="C"):
+        start = time.perf_counter()
+        host = np.asarray(tensor.detach().cpu().numpy(), dtype=dtype, order=order)
+        self.bytes_moved["to_host"] += host.nbytes
+        self.transfer_seconds += time.perf_counter() - start
+        return host
+
+    def _resident(self, array, dtype):
+        """Device copy of a dense host ``array`` (validated as kernel operand ``A``), its meta."""
+
+        def make():
+            return self._to_device(_check_input(array, "A"), dtype)
+
+        return self._cache.get(array, ("kernel", np.dtype(dtype).str), make)
+
+    def _kept(self, array, dtype):
+        """Device copy of a dense or sparse host operand, kept between calls when large."""
+        tag = ("sparse" if sp.issparse(array) else "dense", np.dtype(dtype).str)
+        if sp.issparse(array):
+            return self._cache.get(array, tag, lambda: self._csr(array, dtype))[0]
+        return self._cache.get(array, tag, lambda: self._to_device(array, dtype))[0]
+
+    def _csr(self, S, dtype):
+        S = sp.csr_matrix(S)
+        torch = self.torch
+        crow = self._to_device(S.indptr, np.int64)
+        col = self._to_device(S.indices, np.int64)
+        values = self._to_device(S.data, dtype)
+        with warnings.catch_warnings():  # "sparse CSR support is in beta" on every construction
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.sparse_csr_tensor(crow, col, values, size=S.shape, check_invariants=False)
+
+    # ------------------------------------------------------------------ kernel products
+    def _plan(self, kernel, A, B):
+        """``(plan, per_row, fixed, result dtype)`` of a device product, or None (NumPy's)."""
+        if type(kernel) not in FUSED_KERNELS or not isinstance(A, np.ndarray):
+            return None
+        if not (B is None or isinstance(B, np.ndarray)):
+            return None
+        symmetric = B is None or B is A
+        # NumPy's checks and memory model on a one-row stand-in for A (B validated in full)
+        pair, per_row, fixed = kernel._block_plan(A[:1], A if symmetric else B)
+        rdtype = result_dtype(A, B)
+        plan = DevicePlan(self, kernel, A, None if symmetric else pair.B, self.dtype or rdtype)
+        return plan, per_row, fixed, rdtype
+
+    def _rows(self, n_rows, per_row, fixed, memory_budget, reserved):
+        budget = parse_memory_budget(memory_budget)
+        if budget - reserved - fixed < per_row:
+            raise MemoryBudgetError(
+                f"memory_budget={format_bytes(budget)} is too small for one kernel block row "
+                f"({format_bytes(per_row)} per row plus {format_bytes(fixed)} for B-side "
+                f"operands and {format_bytes(reserved)} for the product's buffers); raise "
+                f"memory_budget to at least {per_row + fixed + reserved} bytes"
+            )
+        rows = block_rows(n_rows, per_row, budget - reserved - fixed, what="kernel block")
+        return max(1, min(rows, self.block_bytes // max(per_row, 1)))
+
+    def kernel_matmul(self, kernel, A, B, V, memory_budget=None, n_jobs=1):
+        """:meth:`ArrayOps.kernel_matmul <semiscale.linalg.ops.ArrayOps.kernel_matmul>` on the
+        device (``n_jobs`` is unused: the device's own parallelism runs the blocks)."""
+        planned = self._plan(kernel, A, B)
+        if planned is None:
+            return super().kernel_matmul(kernel, A, B, V, memory_budget, n_jobs)
+        plan, per_row, fixed, rdtype = planned
+        V2, ndim, _ = streaming._operand(V, plan.n_cols, "V", "B", rdtype)
+        V_dev = self._to_device(V2, plan.dtype)
+        reserved = V_dev.numel() * V_dev.element_size()
+        rows = self._rows(plan.n_rows, per_row, fixed, memory_budget, reserved)
+        out = self.torch.empty((plan.n_rows, V2.shape[1]), dtype=V_dev.dtype, device=self.device)
+        for sl in row_slices(plan.n_rows, rows):
+            K = plan.block(sl)
+            self.torch.matmul(K, V_dev, out=out[sl])
+            del K
+        host = self._to_host(out, rdtype, streaming.product_order(*out.shape))
+        return host[:, 0] if ndim == 1 else host
+
+    def kernel_rmatmul(self, kernel, A, B, U, memory_budget=None, n_jobs=1):
+        """:meth:`ArrayOps.kernel_rmatmul <semiscale.linalg.ops.ArrayOps.kernel_rmatmul>` on the
+        device: ``Σ_blocks K(A_rows, B)ᵀ U_rows`` accumulated there, in block order."""
+        planned = self._plan(kernel, A, B)
+        if planned is None:
+            return super().kernel_rmatmul(kernel, A, B, U, memory_budget, n_jobs)
+        plan, per_row, fixed, rdtype = planned
+        U2, ndim, _ = streaming._operand(U, plan.n_rows, "U", "A", rdtype)
+        U_dev = self._to_device(U2, plan.dtype)
+        acc = self.torch.zeros((plan.n_cols, U2.shape[1]), dtype=U_dev.dtype, device=self.device)
+        reserved = 2 * acc.numel() * acc.element_size()
+        rows = self._rows(plan.n_rows, per_row, fixed, memory_budget, reserved)
+        for sl in row_slices(plan.n_rows, rows):
+            K = plan.block(sl)
+            acc.addmm_(K.T, U_dev[sl])
+            del K
+        host = self._to_host(acc, rdtype, streaming.product_order(*acc.shape))
+        return host[:, 0] if ndim == 1 else host
+
+    def kernel_matrix(self, kernel, A, B=None, memory_budget=None, n_jobs=1):
+        """:meth:`ArrayOps.kernel_matrix <semiscale.linalg.ops.ArrayOps.kernel_matrix>`: blocks
+        computed on the device and copied into the host result."""
+        planned = self._plan(kernel, A, B)
+        if planned is None:
+            return super().kernel_matrix(kernel, A, B, memory_budget, n_jobs)
+        plan, per_row, fixed, rdtype = planned
+        needed = plan.n_rows * plan.n_cols * rdtype.itemsize
+        budget = parse_memory_budget(memory_budget)
+        if needed >= budget:
+            raise MemoryBudgetError(
+                f"the {plan.n_rows}x{plan.n_cols} kernel matrix needs {format_bytes(needed)} but "
+                f"memory_budget is {format_bytes(budget)}; raise memory_budget or use an "
+                "iterative/Nyström solver"
+            )
+        out = np.empty((plan.n_rows, plan.n_cols), dtype=rdtype)
+        rows = self._rows(plan.n_rows, per_row, fixed, budget, needed)
+        for sl in row_slices(plan.n_rows, rows):
+            out[sl] = self._to_host(plan.block(sl), rdtype)
+        return out
+
+    def kernel_row_sums(self, kernel, X, memory_budget=None, n_jobs=1):
+        """:meth:`ArrayOps.kernel_row_sums <semiscale.linalg.ops.ArrayOps.kernel_row_sums>`:
+        every block ``K(X_rows, X)`` summed on the device in float64 (all ``n²`` entries, not
+        NumPy's upper tiles: the device's throughput makes the simpler pass the cheaper code)."""
+        planned = self._plan(kernel, X, None)
+        if planned is None:
+            return super().kernel_row_sums(kernel, X, memory_budget, n_jobs)
+        plan, per_row, fixed, _ = planned
+        sums = self.torch.empty(plan.n_rows, dtype=self.torch.float64, device=self.device)
+        rows = self._rows(plan.n_rows, per_row, fixed, memory_budget, 8 * plan.n_rows)
+        for sl in row_slices(plan.n_rows, rows):
+            sums[sl] = plan.block(sl).sum(dim=1, dtype=self.torch.float64)
+        return self._to_host(sums, np.float64)
+
+    # ------------------------------------------------------------------ dense products
+    def matmul(self, A, B, *, out=None):
+        """Dense ``A @ B`` on the device (float32/float64 ndarrays; anything else NumPy's).
+
+        The result's memory order is NumPy's (:func:`~semiscale.linalg.streaming.product_order`).
+        """
+        if not _floating(A, B):
+            return super().matmul(A, B, out=out)
+        dtype = np.result_type(A, B)
+        product = self._kept(A, dtype) @ self._kept(B, dtype)
+        order = streaming.product_order(*product.shape) if product.ndim == 2 else "C"
+        host = self._to_host(product, dtype, order)
+        if out is None:
+            return host
+        np.copyto(out, host)
+        return out
+
+    def sparse_matmul(self, S, D):
+        """``S @ D``, the sparse ``S`` as a torch CSR tensor (kept on the device when large)."""
+        if not (sp.issparse(S) and S.dtype in _FLOATS and _floating(D) and D.ndim <= 2):
+            return super().sparse_matmul(S, D)
+        dtype = np.result_type(S.dtype, D.dtype)
+        D2 = self._to_device(D if D.ndim == 2 else D[:, None], dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            product = self._kept(S, dtype) @ D2
+        host = self._to_host(product, dtype)
+        return host if D.ndim == 2 else host[:, 0]
+
+    # ------------------------------------------------------------------ factorizations and solves
+    def jittered_cholesky(
+        self, A, *, initial_jitter=1e-12, max_tries=12, growth=10.0, min_pivot=None
+    ):
+        """:meth:`ArrayOps.jittered_cholesky
+        <semiscale.linalg.ops.ArrayOps.jittered_cholesky>` on the device, same acceptance rule:
+        a factor whose smallest squared pivot exceeds ``min_pivot · mean(diag A)`` (default
+        ``s·u``).  Only the lower triangle of ``A`` is read; the factor's device copy is kept
+        for the solves that follow."""
+        A = np.asarray(A)
+        if A.ndim != 2 or A.shape[0] != A.shape[1] or A.dtype not in _FLOATS or A.size == 0:
+            return super().jittered_cholesky(
+                A,
+                initial_jitter=initial_jitter,
+                max_tries=max_tries,
+                growth=growth,
+                min_pivot=min_pivot,
+            )
+        if not np.all(np.isfinite(A)):
+            raise np.linalg.LinAlgError("K_ss contains NaN or inf; cannot factorize it")
+        torch, s = self.torch, A.shape[0]
+        mean_diag = float(np.mean(np.diag(A)))
+        if not mean_diag > 0:
+            mean_diag = 1.0
+        floor = s * np.finfo(A.dtype).eps if min_pivot is None else max(float(min_pivot), 0.0)
+        tiny = floor * mean_diag
+        lower = torch.tril(self._to_device(A, A.dtype))
+        lower = lower + torch.tril(lower, -1).mT  # the symmetric matrix of A's lower triangle
+        jitter = 0.0
+        for t in range(max_tries + 1):
+            work = lower.clone() if jitter else lower
+            if jitter:
+                work.diagonal().add_(jitter)
+            L, info = torch.linalg.cholesky_ex(work)
+            if int(info) == 0 and float(L.diagonal().min()) ** 2 > tiny:
+                factor = self._to_host(L, A.dtype, "F")
+                self._cache.get(factor, ("dense", A.dtype.str), lambda L=L: L)
+                return factor, jitter
+            jitter = initial_jitter * mean_diag * growth**t
+        raise np.linalg.LinAlgError(
+            f"Cholesky of the {s}x{s} matrix failed even with jitter {jitter / growth:.3g} "
+            f"(= {jitter / growth / mean_diag:.3g} × mean diagonal); the matrix is not positive "
+            "semi-definite: check the kernel (is it PSD?) or raise initial_jitter / max_tries"
+        )
+
+    def solve_triangular(self, L, B, *, lower=True, trans=False, overwrite_b=False, side="left"):
+        """:meth:`ArrayOps.solve_triangular <semiscale.linalg.ops.ArrayOps.solve_triangular>`
+        on the device (only ``L``'s triangle is read).  The result is a new array whatever
+        ``overwrite_b`` says (a permission, as in SciPy)."""
+        if side not in ("left", "right") or not _floating(L, B) or L.ndim != 2 or B.ndim > 2:
+            return super().solve_triangular(
+                L, B, lower=lower, trans=trans, overwrite_b=overwrite_b, side=side
+            )
+        if side == "right" and B.ndim != 2:
+            return super().solve_triangular(
+                L, B, lower=lower, trans=trans, overwrite_b=overwrite_b, side=side
+            )
+        # SciPy's trsm (side="right") is float64 only
+        dtype = np.dtype(np.float64) if side == "right" else np.result_type(L, B)
+        L_dev = self._kept(L, dtype)
+        if trans:
+            L_dev, lower = L_dev.mT, not lower
+        B_dev = self._to_device(B if B.ndim == 2 else B[:, None], dtype)
+        X = self.torch.linalg.solve_triangular(L_dev, B_dev, upper=not lower, left=side == "left")
+        host = self._to_host(X, dtype, "F" if side == "right" else "C")
+        return host if B.ndim == 2 else host[:, 0]
+
+    def cho_solve(self, L, B):
+        """``(L Lᵀ)⁻¹ B`` on the device from a lower Cholesky factor (its device copy reused)."""
+        if not (_floating(L, B) and L.ndim == 2 and B.ndim <= 2):
+            return super().cho_solve(L, B)
+        dtype = np.result_type(L, B)
+        B_dev = self._to_device(B if B.ndim == 2 else B[:, None], dtype)
+        X = self.torch.cholesky_solve(B_dev, self._kept(L, dtype), upper=False)
+        host = self._to_host(X, dtype)
+        return host if B.ndim == 2 else host[:, 0]

@@ -1,0 +1,257 @@
+"""TorchOps (semiscale.backends._torch) against the NumPy reference, on CPU torch.
+
+Every overridden method equals :class:`~semiscale.linalg.ops.ArrayOps` on small problems (float64
+to 1e-10 relative, float32 to 1e-4), whole Nyström LapRLS fits under the backend give NumPy's
+predictions to 1e-8, and the device copies of host arrays are found again only while the array
+is alive and unchanged.
+"""
+
+import gc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+torch = pytest.importorskip("torch", reason="TorchOps needs PyTorch (the 'gpu' extra)")
+
+from semiscale._memory import MemoryBudgetError  # noqa: E402
+from semiscale.backends._torch import TorchOps  # noqa: E402
+from semiscale.graph import KNNGraph  # noqa: E402
+from semiscale.kernels import RBF, LaplacianKernel, Linear, Polynomial  # noqa: E402
+from semiscale.linalg.ops import ArrayOps, use_ops  # noqa: E402
+from semiscale.models import NystromLapRLSClassifier, NystromLapRLSRegressor  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::semiscale.graph.DisconnectedGraphWarning")
+
+NUMPY = ArrayOps()
+RTOL = {np.float64: 1e-10, np.float32: 1e-4}
+KERNELS = [RBF(gamma=0.3), LaplacianKernel(gamma=0.4), Linear(), Polynomial(3, 0.2, 1.0)]
+
+
+def close(actual, expected, dtype):
+    assert actual.shape == expected.shape
+    assert actual.dtype == expected.dtype
+    scale = max(float(np.abs(expected).max()), 1e-300)
+    assert float(np.abs(actual - expected).max()) <= RTOL[dtype] * scale
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    return {
+        "A": rng.standard_normal((700, 4)),
+        "B": rng.standard_normal((90, 4)),
+        "V": rng.standard_normal((90, 3)),
+        "U": rng.standard_normal((700, 3)),
+    }
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: type(k).__name__)
+def test_kernel_products_equal_numpys(data, kernel, dtype):
+    # 400 KB: a few hundred rows per block at most, so that the device loop runs over blocks
+    ops, budget = TorchOps("cpu"), 400_000
+    A, B = data["A"].astype(dtype), data["B"].astype(dtype)
+    V, U = data["V"], data["U"]
+    for args in ((A, B, V), (A, B, V[:, 0]), (B, None, V)):
+        close(ops.kernel_matmul(kernel, *args, budget), NUMPY.kernel_matmul(kernel, *args), dtype)
+    for args in ((A, B, U), (A, B, U[:, 0]), (A, None, U)):
+        close(ops.kernel_rmatmul(kernel, *args, budget), NUMPY.kernel_rmatmul(kernel, *args), dtype)
+    close(ops.kernel_matrix(kernel, A, B, 10**6), NUMPY.kernel_matrix(kernel, A, B), dtype)
+    close(ops.kernel_matrix(kernel, B, None, 10**6), NUMPY.kernel_matrix(kernel, B), dtype)
+    close(ops.kernel_matrix(kernel, B, B, 10**6), NUMPY.kernel_matrix(kernel, B, B), dtype)
+    close(ops.kernel_row_sums(kernel, A, budget), NUMPY.kernel_row_sums(kernel, A), dtype)
+
+
+def test_self_kernels_have_exact_unit_diagonals(data):
+    B = data["B"]
+    for kernel in (RBF(gamma=0.3), LaplacianKernel(gamma=0.4)):
+        K = TorchOps("cpu").kernel_matrix(kernel, B)
+        np.testing.assert_array_equal(np.diag(K), 1.0)
+
+
+def test_rbf_shifts_far_off_data_as_numpy_does(data):
+    # X + 1e6: the raw expansion ‖a‖² + ‖b‖² − 2ab would lose every digit (SHIFT_RATIO)
+    A, B = data["A"] + 1e6, data["B"] + 1e6
+    kernel = RBF(gamma=0.3)
+    expected = NUMPY.kernel_matmul(kernel, A, B, data["V"])
+    close(TorchOps("cpu").kernel_matmul(kernel, A, B, data["V"]), expected, np.float64)
+    assert np.abs(expected).max() > 1e-3  # not all zeros: the kernel values survived
+
+
+def test_computing_in_float32_returns_numpys_dtype(data):
+    kernel = RBF(gamma=0.3)
+    A, B, V = data["A"], data["B"], data["V"]
+    out = TorchOps("cpu", dtype="float32").kernel_matmul(kernel, A, B, V)
+    assert out.dtype == np.float64
+    close(out, NUMPY.kernel_matmul(kernel, A, B, V), np.float32)
+
+
+def test_other_operands_and_kernels_fall_back_to_numpy(data):
+    class Shifted(RBF):  # a subclass may change the block formula: never fused
+        def _exp(self, K):
+            return np.exp(K + 1.0, out=K)
+
+    ops = TorchOps("cpu")
+    A, B, V = data["A"], data["B"], data["V"]
+    sparse_A = sp.csr_matrix(np.where(np.abs(A) > 1, A, 0.0))
+    for kernel, left in ((Shifted(gamma=0.3), A), (RBF(gamma=0.3), sparse_A)):
+        expected = NUMPY.kernel_matmul(kernel, left, B, V)
+        np.testing.assert_array_equal(ops.kernel_matmul(kernel, left, B, V), expected)
+    assert ops.bytes_moved["to_device"] == 0
+
+
+def test_a_budget_below_one_block_row_is_refused(data):
+    with pytest.raises(MemoryBudgetError, match="memory_budget"):
+        TorchOps("cpu").kernel_matmul(RBF(gamma=0.3), data["A"], data["B"], data["V"], 100)
+    with pytest.raises(ValueError, match="dtype"):
+        TorchOps("cpu", dtype="int32")
+
+
+def test_bad_inputs_get_numpys_errors(data):
+    ops, kernel = TorchOps("cpu"), RBF(gamma=0.3)
+    bad = data["A"].copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        ops.kernel_matmul(kernel, bad, data["B"], data["V"])
+    with pytest.raises(ValueError, match="features"):
+        ops.kernel_matmul(kernel, data["A"][:, :3], data["B"], data["V"])
+    with pytest.raises(ValueError, match=r"V must have shape \(90,\)"):
+        ops.kernel_matmul(kernel, data["A"], data["B"], data["U"])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dense_products_factorizations_and_solves_equal_numpys(dtype):
+    rng = np.random.default_rng(1)
+    ops = TorchOps("cpu")
+    M = rng.standard_normal((120, 120))
+    A = (M @ M.T / 120 + np.eye(120)).astype(dtype)  # well conditioned: the solves compare
+    R = rng.standard_normal((120, 5)).astype(dtype)
+    close(ops.matmul(A, R), NUMPY.matmul(A, R), dtype)
+    close(ops.matmul(R.T, A), NUMPY.matmul(R.T, A), dtype)
+    out = np.empty((120, 5), dtype)
+    assert ops.matmul(A, R, out=out) is out
+    close(out, NUMPY.matmul(A, R), dtype)
+    L, jitter = ops.jittered_cholesky(A)
+    L0, jitter0 = NUMPY.jittered_cholesky(A)
+    assert jitter == jitter0 == 0.0
+    close(L, L0, dtype)
+    for kw in ({}, {"trans": True}, {"lower": False}):
+        T = L if kw.get("lower", True) else L.T.copy()
+        close(ops.solve_triangular(T, R, **kw), NUMPY.solve_triangular(T, R, **kw), dtype)
+    close(ops.solve_triangular(L, R[:, 0]), NUMPY.solve_triangular(L0, R[:, 0]), dtype)
+    right = dict(trans=True, side="right")
+    close(
+        ops.solve_triangular(L, R.T.copy(), **right),
+        NUMPY.solve_triangular(L0.astype(np.float64), R.T.astype(np.float64), **right),
+        dtype,
+    )
+    close(ops.cho_solve(L, R), NUMPY.cho_solve(L0, R), dtype)
+    close(ops.cho_solve(L, R[:, 0]), NUMPY.cho_solve(L0, R[:, 0]), dtype)
+    S = sp.random(120, 120, density=0.05, format="csr", random_state=2, dtype=dtype)
+    close(ops.sparse_matmul(S, R), NUMPY.sparse_matmul(S, R), dtype)
+    close(ops.sparse_matmul(S, R[:, 0]), NUMPY.sparse_matmul(S, R[:, 0]), dtype)
+    with pytest.raises(ValueError, match="side"):
+        ops.solve_triangular(L, R, side="middle")
+
+
+def test_singular_matrices_get_numpys_jitter():
+    rng = np.random.default_rng(2)
+    F = rng.standard_normal((60, 3))
+    K = F @ F.T  # rank 3: the unjittered factor is refused
+    ops = TorchOps("cpu")
+    L, jitter = ops.jittered_cholesky(K)
+    L0, jitter0 = NUMPY.jittered_cholesky(K)
+    assert jitter == jitter0 > 0
+    np.testing.assert_allclose(L @ L.T, K + jitter * np.eye(60), atol=1e-10)
+    with pytest.raises(np.linalg.LinAlgError, match="not positive"):
+        ops.jittered_cholesky(-np.eye(4), max_tries=2)
+
+
+@pytest.fixture(scope="module")
+def fit_problem():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((600, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2
+    labeled = rng.random(600) < 0.2
+    L = KNNGraph(n_neighbors=7, bandwidth=1.0).fit(X).laplacian_
+    classes = np.where(labeled, (y > np.median(y)).astype(int), -1)
+    return X, np.where(labeled, y, np.nan), classes, L
+
+
+@pytest.mark.parametrize("memory_budget", [None, "600KB"], ids=["cached", "streamed"])
+@pytest.mark.parametrize("estimator", [NystromLapRLSRegressor, NystromLapRLSClassifier])
+def test_whole_fits_equal_numpys(fit_problem, estimator, memory_budget):
+    # "600KB" keeps K_ns (600 x 80) out of the cache: every product streams kernel blocks; with
+    # the default budget K_ns is cached once the streamed passes have cost as much (matmul)
+    X, y_reg, y_cls, L = fit_problem
+    y = y_reg if estimator is NystromLapRLSRegressor else y_cls
+    kw = dict(
+        kernel=RBF(gamma=0.3),
+        ambient_reg=1e-3,
+        intrinsic_reg=5.0,
+        n_centers=80,
+        tol=1e-10,
+        random_state=0,
+        memory_budget=memory_budget,
+    )
+    X_new = np.random.default_rng(3).standard_normal((50, 3))
+    reference = estimator(**kw).fit(X, y, laplacian=L)
+    ops = TorchOps("cpu")
+    with use_ops(ops):
+        model = estimator(**kw).fit(X, y, laplacian=L)
+        predicted = model.predict(X_new)
+        train = model.transduction_
+    filled = model.solver_info_["cache_filled"]
+    assert filled == reference.solver_info_["cache_filled"]  # the same path as NumPy's
+    assert filled is (memory_budget is None)  # both paths: K_ns cached (matmul) and streamed
+    np.testing.assert_allclose(train, reference.transduction_, rtol=1e-8, atol=1e-8)
+    if estimator is NystromLapRLSRegressor:
+        np.testing.assert_allclose(predicted, reference.predict(X_new), rtol=1e-8, atol=1e-8)
+    else:
+        np.testing.assert_array_equal(predicted, reference.predict(X_new))
+        with use_ops(ops):
+            decision = model.decision_function(X_new)
+        np.testing.assert_allclose(
+            decision, reference.decision_function(X_new), rtol=1e-8, atol=1e-8
+        )
+    assert ops.bytes_moved["to_device"] > 0  # the products did run on torch
+
+
+def test_x_stays_on_the_device_between_calls(data):
+    # dtype="float32" makes the device copy a real copy, even on the CPU
+    ops = TorchOps("cpu", dtype="float32")
+    kernel, X = RBF(gamma=0.3), np.random.default_rng(4).standard_normal((40_000, 8))
+    C, V = X[:50], np.ones((50, 2))
+    first = ops.kernel_matmul(kernel, X, C, V)
+    moved = ops.bytes_moved["to_device"]
+    assert moved >= X.size * 4  # X went up once (as float32)
+    second = ops.kernel_matmul(kernel, X, C, V)
+    assert ops.bytes_moved["to_device"] - moved < X.size * 4  # not again: only C and V
+    np.testing.assert_array_equal(first, second)
+    assert ops._cache.hits >= 1
+
+
+def test_a_new_or_changed_x_is_uploaded_again():
+    ops, kernel = TorchOps("cpu", dtype="float32"), RBF(gamma=0.3)
+    rng = np.random.default_rng(5)
+    V = np.ones((30, 1))
+    C = rng.standard_normal((30, 8))
+
+    def check(X):
+        expected = NUMPY.kernel_matmul(kernel, X.astype(np.float32), C.astype(np.float32), V)
+        close(ops.kernel_matmul(kernel, X, C, V), expected.astype(np.float64), np.float32)
+
+    X = rng.standard_normal((40_000, 8))
+    check(X)
+    X *= 0.5  # in place: same object, pointer, shape and strides
+    check(X)
+    X[:] = rng.standard_normal(X.shape)
+    check(X)
+    del X
+    gc.collect()
+    assert len(ops._cache) == 0  # the dead array's copy is gone
+    for _ in range(3):  # new arrays of the same shape, possibly at the old address
+        check(rng.standard_normal((40_000, 8)))
+    ops.clear_cache()
+    assert len(ops._cache) == 0
