@@ -149,8 +149,12 @@ def test_dense_products_factorizations_and_solves_equal_numpys(dtype):
     close(ops.cho_solve(L, R), NUMPY.cho_solve(L0, R), dtype)
     close(ops.cho_solve(L, R[:, 0]), NUMPY.cho_solve(L0, R[:, 0]), dtype)
     S = sp.random(120, 120, density=0.05, format="csr", random_state=2, dtype=dtype)
+    assert not ops.sparse_on_device  # SciPy's product on the CPU; torch's CSR path tested here:
+    ops.sparse_on_device = True
+    ops.reset_counters()
     close(ops.sparse_matmul(S, R), NUMPY.sparse_matmul(S, R), dtype)
     close(ops.sparse_matmul(S, R[:, 0]), NUMPY.sparse_matmul(S, R[:, 0]), dtype)
+    assert ops.bytes_moved["to_device"] >= S.data.nbytes  # it did run on torch
     with pytest.raises(ValueError, match="side"):
         ops.solve_triangular(L, R, side="middle")
 
