@@ -16,8 +16,13 @@ $(BIN)/python:
 # so no C++ compiler is ever needed; only semiscale itself (pure Python) is built here.
 # The reproductions (benchmarks/, the `semiscale-bench` command) are a package of their own, beside
 # the library and outside its wheel; the tests run both.
+# The backends' extras too, so that their tests run instead of skipping: `distributed` (dask,
+# distributed) and `gpu` with torch pinned to 2.13.0, the CPU-only build whose wheel lies on this
+# machine's disk (pip's find-links; 2.13.0+cpu sorts above PyPI's 2.13.0): an unpinned torch
+# resolves to PyPI's CUDA build, about 5 GB with its nvidia-* packages.
 $(STAMP): pyproject.toml benchmarks/pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --only-binary=:all: -e ".[dev,ann,plot]" -e ./benchmarks
+	$(BIN)/python -m pip install --quiet --only-binary=:all: \
+		-e ".[dev,ann,plot,distributed,gpu]" "torch==2.13.0" -e ./benchmarks
 	touch $(STAMP)
 
 # The docs extra (Sphinx, numpydoc, myst-parser; wheels too) only for `make docs`.

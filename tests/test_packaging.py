@@ -242,3 +242,76 @@ def test_every_module_imports_without_posix_only_modules():
     assert done.returncode == 0, done.stderr
     n_estimators, max_rss = map(int, done.stdout.split())
     assert n_estimators > 10 and max_rss == 0
+
+
+#: The backends' optional libraries: never imported by ``import semiscale`` or any module's import.
+_BACKEND_LIBRARIES = ("dask", "distributed", "torch")
+
+
+def test_importing_semiscale_imports_no_backend_library():
+    # every module (all_estimators walks the package), the configuration and the backends'
+    # namespace, without asking for DaskOps / TorchOps: neither dask nor torch gets imported
+    code = (
+        "import sys, semiscale, semiscale.backends\n"
+        "from semiscale.utils import all_estimators\n"
+        "all_estimators()\n"
+        "semiscale.get_config()\n"
+        "with semiscale.config_context(backend='numpy'):\n"
+        "    semiscale.backends.resolve_backend(None)\n"
+        "dir(semiscale.backends)\n"
+        f"print(sorted(name for name in {_BACKEND_LIBRARIES!r} if name in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", f"imported by `import semiscale`: {done.stdout}"
+
+
+def test_every_module_imports_without_the_backends_extras():
+    # without dask, distributed and torch (as if not installed) the library works; asking for a
+    # backend names the extra to install
+    # (a finder that refuses them: None in sys.modules would break scipy's array-API checks,
+    # which look torch up there)
+    code = (
+        "import sys\n"
+        "class Absent:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {_BACKEND_LIBRARIES!r}:\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Absent())\n"
+        "from semiscale.utils import all_estimators\n"
+        "import semiscale.backends\n"
+        "print(len(all_estimators()))\n"
+        "for name in ('DaskOps', 'TorchOps'):\n"
+        "    try:\n"
+        "        getattr(semiscale.backends, name)\n"
+        "    except ImportError as err:\n"
+        "        print(err)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    n_estimators, dask_error, torch_error = done.stdout.strip().splitlines()
+    assert int(n_estimators) > 10
+    assert 'pip install "semiscale[distributed]"' in dask_error
+    assert 'pip install "semiscale[gpu]"' in torch_error
+
+
+def test_the_backends_extras_are_declared_and_installed_for_the_tests():
+    from semiscale.backends._resolve import BACKENDS
+
+    extras = _pyproject()["project"]["optional-dependencies"]
+    makefile = (ROOT / "Makefile").read_text()
+    for backend, (_, _, extra, libraries) in BACKENDS.items():
+        if extra is None:
+            continue
+        # what the extra installs: each requirement's distribution and the extras it asks for
+        provided = set()
+        for spec in extras[extra]:
+            match = re.fullmatch(r"([A-Za-z0-9_.-]+)(?:\[([^\]]*)\])?\s*>=\s*[0-9.]+", spec)
+            assert match, f"{extra}: {spec!r} has no lower bound"
+            provided.add(match.group(1).lower())
+            provided.update(part.strip() for part in (match.group(2) or "").split(","))
+        for library in libraries:
+            assert library.split(".")[0] in provided, (backend, library, extras[extra])
+        # `make test` installs it, so that the backend's tests run instead of skipping
+        install = re.search(r'-e "\.\[([^\]]*)\]"', makefile).group(1).split(",")
+        assert extra in install, f"the Makefile's test install lacks the {extra!r} extra"

@@ -3,7 +3,9 @@
 The public names below are imported lazily (on first access), so ``import semiscale`` stays cheap.
 Every estimator (found by :func:`semiscale.utils.all_estimators`) and every tool of
 :mod:`semiscale.model_selection` is among them (``tests/test_common.py`` checks that none is
-missing).
+missing).  So are scikit-learn's configuration functions, :func:`config_context`,
+:func:`set_config` and :func:`get_config`, whose one setting is the backend that runs the heavy
+products (:mod:`semiscale.backends`).
 """
 
 from importlib import import_module
@@ -11,6 +13,9 @@ from importlib import import_module
 __version__ = "0.1.0"
 
 _PUBLIC = {
+    "config_context": "semiscale._config",
+    "get_config": "semiscale._config",
+    "set_config": "semiscale._config",
     "KNNGraph": "semiscale.graph",
     "PrecomputedGraph": "semiscale.graph",
     "DisconnectedGraphWarning": "semiscale.graph",

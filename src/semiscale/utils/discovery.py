@@ -36,6 +36,10 @@ __all__ = ["all_estimators"]
 #: estimator.
 _SKIPPED_MODULES = {"semiscale.cli", "semiscale._demo"}
 
+#: Packages not walked: the backends define no estimator, and importing their modules imports
+#: their optional libraries (dask, torch), or fails without them.
+_SKIPPED_PACKAGES = ("semiscale.backends",)
+
 
 def _is_graph(cls):
     return cls.__module__.startswith("semiscale.graph")
@@ -60,12 +64,13 @@ TYPES = {
 
 
 def _walk():
-    """Import every module of semiscale (except :data:`_SKIPPED_MODULES`) and yield it."""
+    """Import every module of semiscale (except :data:`_SKIPPED_MODULES` and
+    :data:`_SKIPPED_PACKAGES`) and yield it."""
     import semiscale
 
     yield semiscale
     for info in pkgutil.walk_packages(semiscale.__path__, prefix="semiscale."):
-        if info.name in _SKIPPED_MODULES:
+        if info.name in _SKIPPED_MODULES or info.name.startswith(_SKIPPED_PACKAGES):
             continue
         yield import_module(info.name)
 
