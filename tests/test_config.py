@@ -190,3 +190,15 @@ def test_dask_names_the_dask_backend():
     with semiscale.config_context(backend="dask"):
         assert type(_backend()) is DaskOps
     assert type(_backend()) is ArrayOps
+
+
+def test_torch_names_the_torch_backend():
+    torch = pytest.importorskip("torch", reason="the gpu extra (torch) is absent")
+    from semiscale.backends._torch import TorchOps
+
+    assert backends.TorchOps is TorchOps
+    ops = resolve_backend("torch")
+    assert type(ops) is TorchOps
+    assert ops.device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+    semiscale.set_config(backend="torch")
+    assert type(_backend()) is TorchOps
