@@ -73,6 +73,14 @@ def _chunk_matrix(kernel, X_c, C, budget):
     return streaming.kernel_matrix(kernel, X_c, C, budget, 1)
 
 
+def _chunk_kneighbors(X_c, Q, k, offset):
+    from sklearn.neighbors import NearestNeighbors
+
+    k_c = min(k, X_c.shape[0])
+    distances, index = NearestNeighbors(n_neighbors=k_c).fit(X_c).kneighbors(Q)
+    return distances, index + offset
+
+
 class DaskOps(ArrayOps):
     r"""Kernel products over a row-chunked ``dask.array`` on a ``distributed`` cluster.
 
@@ -403,3 +411,30 @@ class DaskOps(ArrayOps):
             out=out,
             max_rows=max_rows,
         )
+
+    # ------------------------------------------------------------------ neighbours of new points
+    def kneighbors(self, X, Q, k):
+        """The ``k`` nearest rows of the dask ``X`` to each row of a local ``Q``, merged top-k.
+
+        Each row chunk of ``X`` answers with its own ``k`` nearest (scikit-learn's
+        ``NearestNeighbors`` on its worker, global row numbers); the client keeps the ``k``
+        smallest distances of each query among the ``k · p`` candidates (a stable sort: an
+        exact tie goes to the lower row, as in one search of the whole ``X``).  ``Q`` goes to
+        every chunk's task; ``(m, k)`` distances and indices come back per chunk.
+
+        Returns
+        -------
+        distances : ndarray of shape (m, k), increasing along each row
+        indices : ndarray of int, shape (m, k)
+        """
+        Q = np.ascontiguousarray(self._local(Q, "Q") if is_dask_array(Q) else Q)
+        X, chunks = self._chunks_of(X)
+        Qd = self._literal(Q)
+        call = dask.delayed(_chunk_kneighbors, pure=False)
+        offsets = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
+        tasks = [call(X_c, Qd, k, int(o)) for X_c, o in zip(chunks, offsets, strict=True)]
+        parts = self._gather(tasks, "the neighbour search of new points")
+        distances = np.concatenate([d for d, _ in parts], axis=1)
+        indices = np.concatenate([i for _, i in parts], axis=1)
+        order = np.argsort(distances, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(distances, order, 1), np.take_along_axis(indices, order, 1)

@@ -29,12 +29,36 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 
+from .._arrays import is_dask_array, take_rows
 from ..linalg.ops import get_ops
 
 __all__ = ["extend", "extension_rule", "neighbor_weighting"]
 #: Neighbours of a new point when the graph does not say (a Laplacian passed to ``fit``, or a
 #: graph without ``n_neighbors``): :class:`~semiscale.graph.KNNGraph`'s default.
 DEFAULT_EXTENSION_NEIGHBORS = 8
+
+
+#: New points searched per round of tasks when the training points are a dask array: each
+#: chunk's task receives the block (``8 d`` bytes a point) and returns ``16 k`` bytes a point.
+DASK_QUERY_ROWS = 1 << 16
+
+
+class _DaskNeighbors:
+    """``kneighbors`` of new points among a dask ``X``'s rows (:meth:`DaskOps.kneighbors`)."""
+
+    def __init__(self, X, k):
+        from ..backends._dask import DaskOps
+
+        ops = get_ops()
+        self.ops = ops if isinstance(ops, DaskOps) else DaskOps()
+        self.X, self.k = X, k
+
+    def kneighbors(self, Q):
+        return self.ops.kneighbors(self.X, Q, self.k)
+
+
+def _split(rows: slice, size: int):
+    return [slice(a, min(a + size, rows.stop)) for a in range(rows.start, rows.stop, size)]
 
 
 def neighbor_weighting(graph, fitted_graph, n_samples: int) -> dict:
@@ -80,14 +104,19 @@ def extend(rule: dict, X_new, memory_budget=None, n_jobs=None, keep_fitted=True)
     out = np.empty((X_new.shape[0], scores.shape[1]))
     if X_new.shape[0] == 0:
         return out
-    # sparse points: a brute-force scan (scikit-learn's trees take dense input only)
-    algorithm = "brute" if sp.issparse(rule["X"]) or sp.issparse(X_new) else "auto"
-    index = NearestNeighbors(n_neighbors=k, algorithm=algorithm, n_jobs=n_jobs).fit(rule["X"])
     row_bytes = 8 * k * (scores.shape[1] + 4)
-    for rows in get_ops().row_blocks(
+    blocks = get_ops().row_blocks(
         X_new.shape[0], row_bytes, memory_budget, what="graph extension of new points"
-    ):
-        distances, neighbors = index.kneighbors(X_new[rows])
+    )
+    if is_dask_array(rule["X"]):  # the training points stay on the Dask workers
+        index = _DaskNeighbors(rule["X"], k)
+        blocks = [b for big in blocks for b in _split(big, DASK_QUERY_ROWS)]
+    else:  # sparse points: a brute-force scan (scikit-learn's trees take dense input only)
+        algorithm = "brute" if sp.issparse(rule["X"]) or sp.issparse(X_new) else "auto"
+        index = NearestNeighbors(n_neighbors=k, algorithm=algorithm, n_jobs=n_jobs)
+        index.fit(rule["X"])
+    for rows in blocks:
+        distances, neighbors = index.kneighbors(take_rows(X_new, rows))
         if rule["weights"] == "binary":
             weights = np.ones_like(distances)
         elif rule["weights"] == "self-tuning":
