@@ -259,3 +259,20 @@ def test_a_new_or_changed_x_is_uploaded_again():
         check(rng.standard_normal((40_000, 8)))
     ops.clear_cache()
     assert len(ops._cache) == 0
+
+
+def test_a_kept_matrix_and_its_transpose_are_not_uploaded_again():
+    # K_ns cached by the solver: K_ns V then K_nsᵀ U at every product
+    rng = np.random.default_rng(6)
+    M, V, U = (
+        rng.standard_normal((3000, 60)),
+        rng.standard_normal((60, 2)),
+        rng.standard_normal((3000, 2)),
+    )
+    ops = TorchOps("cpu")
+    close(ops.matmul(M, V), NUMPY.matmul(M, V), np.float64)
+    moved = ops.bytes_moved["to_device"]
+    assert moved >= M.nbytes
+    close(ops.matmul(M.T, U), NUMPY.matmul(M.T, U), np.float64)
+    close(ops.matmul(M, V), NUMPY.matmul(M, V), np.float64)
+    assert ops.bytes_moved["to_device"] - moved == U.nbytes + V.nbytes

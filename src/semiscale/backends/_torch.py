@@ -136,8 +136,13 @@ class TorchOps(ArrayOps):
 
     def _to_device(self, array, dtype):
         start = time.perf_counter()
-        host = np.ascontiguousarray(array, dtype=dtype)
-        tensor = self.torch.as_tensor(host, device=self.device)
+        host = np.asarray(array)
+        host = host if host.dtype == dtype else host.astype(dtype)
+        # strided views (a transpose) are taken as they are: a C-ordered copy of K_nsᵀ at every
+        # product took most of a cached fit's time
+        if not (host.flags.writeable and host.size and all(st > 0 for st in host.strides)):
+            host = np.array(host, order="C")
+        tensor = self.torch.from_numpy(host).to(self.device)
         self.bytes_moved["to_device"] += host.nbytes
         self.transfer_seconds += time.perf_counter() - start
         return tensor
@@ -162,6 +167,16 @@ class TorchOps(ArrayOps):
         tag = ("sparse" if sp.issparse(array) else "dense", np.dtype(dtype).str)
         if sp.issparse(array):
             return self._cache.get(array, tag, lambda: self._csr(array, dtype))[0]
+        base = array.base
+        if (
+            array.ndim == 2
+            and isinstance(base, np.ndarray)
+            and base.ndim == 2
+            and array.shape == base.shape[::-1]
+            and array.strides == base.strides[::-1]
+            and array.__array_interface__["data"][0] == base.__array_interface__["data"][0]
+        ):  # Mᵀ of a kept M (K_nsᵀ U): the transposed view of M's device copy
+            return self._kept(base, dtype).mT
         return self._cache.get(array, tag, lambda: self._to_device(array, dtype))[0]
 
     def _csr(self, S, dtype):
