@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._arrays import is_dask_array
 from .._memory import check_fits
 from .._progress import log, stage, verbosity
 from .._random import RANDOM_STATE_CONSTRAINT
@@ -306,14 +307,27 @@ class KNNGraph(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
+        X : array-like, sparse matrix or dask array of shape (n_samples, n_features)
+            A ``dask.array`` chunked by rows is searched on the Dask workers (the default
+            client), no worker holding all of it (:mod:`semiscale.backends._dask_knn`); the
+            graph equals the one of ``X.compute()`` (exact search: the same distances and, but
+            for ties, the same neighbours).
 
         Returns
         -------
         self
         """
         start = time.perf_counter()
-        X = validate_X(self, X, reset=True)
+        if is_dask_array(X):
+            # searched where it lives (semiscale.backends._dask_knn): only the n x k table
+            # comes to the client, which builds the weights and the Laplacian from it
+            from ..backends._dask_knn import check_dask_X
+
+            X = check_dask_X(X)
+            self.n_features_in_ = X.shape[1]
+            self.__dict__.pop("feature_names_in_", None)
+        else:
+            X = validate_X(self, X, reset=True)
         n, d = X.shape
         check_fits(
             {

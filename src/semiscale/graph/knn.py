@@ -45,7 +45,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
+from .._arrays import is_dask_array
 from .._memory import MemoryBudgetError, format_bytes, parse_memory_budget
+from .._pairs import _check_magnitude
 from .._parallel import resolve_n_jobs
 from .._progress import stage
 from .._random import as_random_state
@@ -245,7 +247,18 @@ def search(
         ``"pilot_recall"``: the recall of ``"auto"``'s pilot search (None when none ran);
         ``"ann_library"``: the HNSW library of the approximate search (None when none ran).
     """
-    X = check_X(X)
+    distributed = is_dask_array(X)
+    if distributed:
+        # imported here: semiscale.backends._dask_knn imports this package's search kernels
+        from ..backends._dask_knn import (
+            check_dask_X,
+            check_distributed_ann_library,
+            dask_pilot_rows,
+        )
+
+        X = check_dask_X(X)
+    else:
+        X = check_X(X)
     n, d = X.shape
     k = _check_n_neighbors(n_neighbors, n)
     random_state = as_random_state(random_state)  # a Generator too (semiscale._random)
@@ -271,12 +284,20 @@ def search(
         "pilot_recall": None,
         "ann_library": library if backend == "hnsw" else None,
     }
+    if distributed and backend == "hnsw":
+        check_distributed_ann_library(library)
     if backend == "hnsw" and method == "auto" and n >= 2 * PILOT_SIZE:
         info["pilot_recall"] = pilot_recall(
-            X, k, random_state=random_state, ann_library=library, **options
+            dask_pilot_rows(X, random_state) if distributed else X,
+            k,
+            random_state=random_state,
+            ann_library=library,
+            **options,
         )
         if info["pilot_recall"] < AUTO_MIN_RECALL:
             backend = info["backend"] = "brute"
+    if distributed:
+        return _search_dask(X, k, backend, method, info, random_state, options)
     if backend == "hnsw":
         distances, indices = _kneighbors_hnsw(
             X, k, random_state=random_state, ann_library=library, **options
@@ -290,14 +311,53 @@ def search(
                 distances, indices = _kneighbors_brute(X, k, **options)
                 info.update(backend="brute", fallback=True)
             else:
-                warnings.warn(
-                    f"approximate kNN search reached an estimated recall of {info['recall']:.2f} "
-                    f"(< {AUTO_MIN_RECALL}) on {RECALL_SAMPLE} points checked exactly; data with "
-                    "many ties or duplicates are hard for HNSW: use method='exact' or 'auto'",
-                    LowRecallWarning,
-                    stacklevel=3,
-                )
+                _warn_low_recall(info["recall"], stacklevel=4)
     return distances, indices, info
+
+
+def _search_dask(X, k, backend, method, info, random_state, options):
+    """:func:`search` of a dask array ``X`` on its workers (:mod:`semiscale.backends._dask_knn`).
+
+    The same decisions as for a NumPy ``X``: the backend resolved for the whole of ``X`` runs
+    on every chunk pair, an approximate table is spot-checked (the sample searched exactly
+    across the chunks) and, below ``AUTO_MIN_RECALL``, redone exactly (``"auto"``) or warned
+    about (``"approximate"``).
+    """
+    from ..backends._dask_knn import dask_estimate_recall, dask_kneighbors
+
+    budget = options["memory_budget"]
+    distances, indices, largest = dask_kneighbors(
+        X,
+        k,
+        backend,
+        memory_budget=budget,
+        random_state=random_state,
+        n_jobs=options["n_jobs"],
+        ann_library=info["ann_library"],
+    )
+    # the tasks refused NaN, inf and overflow chunk by chunk; underflow needs the largest |x|
+    _check_magnitude(np.array([largest], dtype=X.dtype), X.shape[1], "X")
+    if backend == "hnsw":
+        info["recall"] = dask_estimate_recall(
+            X, distances, random_state=random_state, memory_budget=budget
+        )
+        if info["recall"] < AUTO_MIN_RECALL:
+            if method == "auto":
+                distances, indices, _ = dask_kneighbors(X, k, "brute", memory_budget=budget)
+                info.update(backend="brute", fallback=True)
+            else:
+                _warn_low_recall(info["recall"], stacklevel=5)
+    return distances, indices, info
+
+
+def _warn_low_recall(recall: float, stacklevel: int) -> None:
+    warnings.warn(
+        f"approximate kNN search reached an estimated recall of {recall:.2f} "
+        f"(< {AUTO_MIN_RECALL}) on {RECALL_SAMPLE} points checked exactly; data with "
+        "many ties or duplicates are hard for HNSW: use method='exact' or 'auto'",
+        LowRecallWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _kneighbors_kdtree(X, k, *, memory_budget=None, n_jobs=1, random_state=None):
