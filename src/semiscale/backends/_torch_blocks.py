@@ -53,7 +53,7 @@ class DevicePlan:
     """
 
     def __init__(self, ops, kernel, A, B, dtype):
-        torch = self.torch = ops.torch
+        self.torch = ops.torch
         self.kernel, self.dtype = kernel, np.dtype(dtype)
         self.symmetric = B is None
         laplacian = type(kernel) is LaplacianKernel
@@ -61,7 +61,6 @@ class DevicePlan:
         a_dtype = np.dtype(np.float64) if laplacian else self.dtype
         self.A, meta = ops._resident(A, a_dtype)
         self.n_rows = self.A.shape[0]
-        tdtype = torch_dtype(torch, a_dtype)
         B_host = _check_input(A, "A") if self.symmetric else B
         self.shift = None
         if type(kernel) is RBF:
@@ -75,7 +74,7 @@ class DevicePlan:
             Bc = _cast(B_host, self.dtype)
             if shift is not None:
                 Bc = Bc - shift
-                self.shift = torch.as_tensor(shift, device=ops.device)
+                self.shift = ops._to_device(shift, self.dtype)
             self.gamma = gamma = float(kernel.gamma)
             # NumPy's formula: −γ‖a − b‖² = [a, 1, −γ‖a‖²]·[2γb, −γ‖b‖², 1], one GEMM and then
             # exp.  A GEMM with the B terms as a broadcast bias and −γ‖a‖² subtracted after it
@@ -85,10 +84,9 @@ class DevicePlan:
             np.multiply(Bc, 2.0 * gamma, out=B_aug[:, :-2])
             B_aug[:, -2] = -gamma * _sq_norms(Bc)
             B_aug[:, -1] = 1.0
-            self.B_t = torch.as_tensor(B_aug.T.copy(), device=ops.device)
+            self.B_t = ops._to_device(B_aug.T.copy(), self.dtype)
         else:
-            host = np.ascontiguousarray(_cast(B_host, a_dtype))
-            self.B = torch.as_tensor(host, device=ops.device, dtype=tdtype)
+            self.B = ops._to_device(B_host, a_dtype)
             self.B_t = self.B.T
         self.n_cols = B_host.shape[0]
 
