@@ -276,3 +276,18 @@ def test_a_kept_matrix_and_its_transpose_are_not_uploaded_again():
     close(ops.matmul(M.T, U), NUMPY.matmul(M.T, U), np.float64)
     close(ops.matmul(M, V), NUMPY.matmul(M, V), np.float64)
     assert ops.bytes_moved["to_device"] - moved == U.nbytes + V.nbytes
+
+
+def test_config_context_runs_a_fit_on_torch(fit_problem):
+    import semiscale
+    from semiscale.linalg.ops import get_ops
+
+    X, y, _, L = fit_problem
+    kw = dict(kernel=RBF(gamma=0.3), n_centers=60, tol=1e-10, random_state=0)
+    reference = NystromLapRLSRegressor(memory_budget="600KB", **kw).fit(X, y, laplacian=L)
+    with semiscale.config_context(backend="torch"):
+        ops = get_ops()
+        assert isinstance(ops, TorchOps) and str(ops.device) == "cpu"
+        model = NystromLapRLSRegressor(memory_budget="600KB", **kw).fit(X, y, laplacian=L)
+    np.testing.assert_allclose(model.transduction_, reference.transduction_, rtol=1e-8, atol=1e-8)
+    assert ops.bytes_moved["to_device"] > 0
