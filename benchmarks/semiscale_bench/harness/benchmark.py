@@ -94,6 +94,12 @@ CATALOG = {
         "semiscale_bench.paper004",
         "paper 004 (approximate CV, t-BIF): Tables 1-2, t-BIF against exact t-CV, t = 5, 10, 20",
     ),
+    "backends": (
+        "semiscale_bench.backends",
+        "one Nyström-PCG LapRLS fit on NumPy, Dask (1 and 2 local workers) and torch: time, "
+        "memory per worker, bytes moved, prediction difference from NumPy; skin_nonskin, 2M-10M "
+        "points",
+    ),
     **{
         name: (f"semiscale_bench.studies.{name}", f"study: {text}")
         for name, text in _STUDIES.items()
