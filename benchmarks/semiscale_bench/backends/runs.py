@@ -46,6 +46,13 @@ def peak_rss() -> int | None:
     return proc_field_bytes("/proc/self/status", "VmHWM")
 
 
+def _blas_threads() -> int:
+    """The BLAS threads of this process (a Dask worker: distributed sets 1)."""
+    from threadpoolctl import threadpool_info
+
+    return max((p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"), default=0)
+
+
 def pass_logging_dask_ops(client, chunk_rows):
     """A ``DaskOps`` that also logs each kernel pass over a distributed ``X``.
 
@@ -188,7 +195,12 @@ def open_session(name: str, protocol, pool: DaskPool | None = None) -> Session:
     if name.startswith("dask-"):
         workers = int(name.split("-")[1])
         client = pool.client_with(workers)
-        facts = {"worker_memory_limit": protocol.worker_memory, "threads_per_worker": 1}
+        blas = sorted(set(client.run(_blas_threads).values()))
+        facts = {
+            "worker_memory_limit": protocol.worker_memory,
+            "threads_per_worker": 1,
+            "worker_blas_threads": blas,
+        }
         return Session(name, "dask", workers, None, client, facts, protocol.gather_bytes)
     try:
         import torch
