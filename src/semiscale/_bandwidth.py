@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from semiscale._arrays import take_rows
 from semiscale._pairs import _cast, _l1_distances, squared_distances
 from semiscale._random import check_random_state
 
@@ -32,10 +33,12 @@ def _sample(X, random_state):
     n = X.shape[0]
     if n < 2:
         raise ValueError("a data-dependent gamma needs at least 2 samples to measure a distance")
+    rows = slice(None)
     if n > MEDIAN_SAMPLE_SIZE:
-        idx = np.sort(check_random_state(random_state).choice(n, MEDIAN_SAMPLE_SIZE, replace=False))
-        X = X[idx]
-    return _cast(X, np.float64)
+        rows = np.sort(
+            check_random_state(random_state).choice(n, MEDIAN_SAMPLE_SIZE, replace=False)
+        )
+    return _cast(take_rows(X, rows), np.float64)  # a dask X: only the sample is computed
 
 
 def _median_distance(X, metric: str, random_state) -> float:
