@@ -28,8 +28,8 @@ import numpy as np
 from .._arrays import is_dask_array
 from .._memory import MemoryBudgetError, block_rows, format_bytes, parse_memory_budget
 from .._pairs import result_dtype
-from ..linalg import streaming
 from ..linalg.ops import ArrayOps
+from ._dask_tasks import chunk_kneighbors, chunk_matmul, chunk_matrix, chunk_rmatmul
 
 try:
     import dask
@@ -59,26 +59,6 @@ _LOST = (
     distributed.client.FutureCancelledError,
     distributed.comm.core.CommClosedError,
 )
-
-
-def _chunk_matmul(kernel, X_c, C, V, budget):
-    return streaming.kernel_matmul(kernel, X_c, C, V, budget, 1)
-
-
-def _chunk_rmatmul(kernel, X_c, C, U_c, budget):
-    return streaming.kernel_rmatmul(kernel, X_c, C, U_c, budget, 1)
-
-
-def _chunk_matrix(kernel, X_c, C, budget):
-    return streaming.kernel_matrix(kernel, X_c, C, budget, 1)
-
-
-def _chunk_kneighbors(X_c, Q, k, offset):
-    from sklearn.neighbors import NearestNeighbors
-
-    k_c = min(k, X_c.shape[0])
-    distances, index = NearestNeighbors(n_neighbors=k_c).fit(X_c).kneighbors(Q)
-    return distances, index + offset
 
 
 class DaskOps(ArrayOps):
@@ -331,7 +311,7 @@ class DaskOps(ArrayOps):
         Ad, chunks = self._chunks_of(Ad)
         self._check_chunk(kernel, Ad, B, V2.shape[1], budget, "K(X, C) V")
         C, Vd = self._literal(B, keep=True), self._literal(V2)
-        call = dask.delayed(_chunk_matmul, pure=False)
+        call = dask.delayed(chunk_matmul, pure=False)
         parts = self._gather([call(kernel, X_c, C, Vd, budget) for X_c in chunks], "K(X, C) V")
         out = np.concatenate(parts, axis=0)
         return out[:, 0] if V.ndim == 1 else out
@@ -355,7 +335,7 @@ class DaskOps(ArrayOps):
         Ad, chunks = self._chunks_of(Ad)
         self._check_chunk(kernel, Ad, B, U2.shape[1], budget, "K(X, C)^T U")
         C = self._literal(B, keep=True)
-        call = dask.delayed(_chunk_rmatmul, pure=False)
+        call = dask.delayed(chunk_rmatmul, pure=False)
         tasks, start = [], 0
         for X_c, rows in zip(chunks, Ad.chunks[0], strict=True):
             U_c = self._literal(np.ascontiguousarray(U2[start : start + rows]))
@@ -388,7 +368,7 @@ class DaskOps(ArrayOps):
         Ad, chunks = self._chunks_of(Ad)
         self._check_chunk(kernel, Ad, B, B.shape[0], budget - needed, "K(X, C)")
         C = self._literal(B, keep=True)
-        call = dask.delayed(_chunk_matrix, pure=False)
+        call = dask.delayed(chunk_matrix, pure=False)
         parts = self._gather([call(kernel, X_c, C, budget - needed) for X_c in chunks], "K(X, C)")
         return np.concatenate(parts, axis=0)
 
@@ -430,7 +410,7 @@ class DaskOps(ArrayOps):
         Q = np.ascontiguousarray(self._local(Q, "Q") if is_dask_array(Q) else Q)
         X, chunks = self._chunks_of(X)
         Qd = self._literal(Q)
-        call = dask.delayed(_chunk_kneighbors, pure=False)
+        call = dask.delayed(chunk_kneighbors, pure=False)
         offsets = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
         tasks = [call(X_c, Qd, k, int(o)) for X_c, o in zip(chunks, offsets, strict=True)]
         parts = self._gather(tasks, "the neighbour search of new points")
