@@ -233,6 +233,18 @@ def test_an_estimator_that_cannot_run_on_dask_refuses_a_dask_x(client):
         LapRLSClassifier().fit(da.from_array(X, chunks=(100, 2)), y_ssl)
 
 
+def test_without_a_running_client_the_error_names_client(monkeypatch):
+    def no_client():
+        raise ValueError("No clients found")
+
+    monkeypatch.setattr(distributed, "get_client", no_client)
+    Xd = da.from_array(np.ones((10, 2)), chunks=(5, 2))
+    ops = DaskOps()
+    ops.gather_bytes = 0
+    with pytest.raises(ValueError, match=r"DaskOps\(client=None\) found no running.*client="):
+        ops.kernel_matmul(RBF(gamma=1.0), Xd, np.ones((2, 2)), np.ones(2))
+
+
 def test_a_dask_x_with_nan_is_refused_in_one_pass_on_the_workers(ops):
     X, _, y_ssl = _moons(300)
     X[123, 1] = np.nan
