@@ -123,6 +123,17 @@ def test_bytes_moved_per_product_follow_the_model(ops):
     }
 
 
+def test_products_that_would_gather_a_large_dask_x_refuse_it(ops):
+    Xd = da.from_array(np.ones((100, 2)), chunks=(50, 2))
+    with pytest.raises(TypeError, match="dask X"):
+        ops.kernel_row_sums(RBF(gamma=1.0), Xd)
+    with pytest.raises(TypeError, match="dask X"):
+        ops.sq_distance_scan(Xd, np.ones(100), np.arange(3), lambda block, G: None)
+    with pytest.raises(TypeError, match="K\\(A, A\\) of a dask A"):
+        ops.kernel_matmul(RBF(gamma=1.0), Xd, None, np.ones(100))
+    assert ops.bytes_moved["calls"] == 0
+
+
 def test_a_budget_smaller_than_one_chunk_is_refused_before_any_task(ops):
     X = np.random.default_rng(3).normal(size=(4000, 50))
     Xd = da.from_array(X, chunks=(4000, 50))  # one chunk of 1.5 MiB

@@ -381,6 +381,23 @@ class DaskOps(ArrayOps):
             )
         return super().kernel_row_sums(kernel, X, memory_budget, n_jobs)
 
+    def sq_distance_scan(
+        self, X, sq, queries, reduce, *, row_bytes=0, memory_budget=None, n_jobs=1
+    ):
+        """The brute-force scan of a local ``X``; a dask ``X`` is refused, not gathered.
+
+        The kNN graph of a dask ``X`` is searched chunk pair by chunk pair on the workers
+        (:mod:`semiscale.backends._dask_knn`), not through this scan.
+        """
+        if is_dask_array(X):
+            raise TypeError(
+                "DaskOps.sq_distance_scan does not take a dask X; KNNGraph().fit(X) searches a "
+                "dask X on the workers, or pass X.compute()"
+            )
+        super().sq_distance_scan(
+            X, sq, queries, reduce, row_bytes=row_bytes, memory_budget=memory_budget, n_jobs=n_jobs
+        )
+
     def kernel_blocks(self, kernel, A, B=None, memory_budget=None, *, out=None, max_rows=None):
         """Blocks of ``K(A, B)`` on the client (a small dask ``A`` is gathered first)."""
         return super().kernel_blocks(
