@@ -138,7 +138,9 @@ class DaskOps(ArrayOps):
             except ValueError:
                 raise ValueError(
                     "DaskOps(client=None) found no running distributed.Client: start one "
-                    "(distributed.Client(...)) before the fit or pass DaskOps(client=...)"
+                    "(distributed.Client(...)) before the fit or predict (a model fitted on a "
+                    "dask X predicts with the graph rule from the X on its cluster), or pass "
+                    "DaskOps(client=...)"
                 ) from None
         return self.client
 
