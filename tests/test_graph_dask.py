@@ -80,9 +80,15 @@ def test_knngraph_of_a_dask_array_has_the_single_machine_laplacian(client, d):
 
 def test_the_search_runs_on_the_workers_as_chunk_pairs(client):
     X = _points(500, 3, seed=3)
+    Xd = da.from_array(X, chunks=(100, 3))
     with distributed.get_task_stream(client) as stream:
-        graph = KNNGraph(n_neighbors=5).fit(da.from_array(X, chunks=(100, 3)))
-    ran = [key_split(task["key"]) for task in stream.data]
+        graph = KNNGraph(n_neighbors=5).fit(Xd)
+    # the fit's own tasks (pure: their keys are the plan's), not a stray one of another test
+    tables, checks = search_plan(check_dask_X(Xd), 5, "kdtree")
+    planned = set(checks[0].__dask_graph__()) | {c.key for c in checks}
+    for table in tables:
+        planned |= set(table.__dask_graph__())
+    ran = [key_split(task["key"]) for task in stream.data if task["key"] in planned]
     # 5 chunks: 25 pair tasks, a tree of merges per query chunk, one check per chunk
     assert ran.count("pair_task") == 25 and ran.count("check_chunk") == 5
     assert ran.count("merge") == 5
@@ -157,3 +163,16 @@ def test_the_distributed_approximate_search_refuses_hnswlib_clearly():
     assert check_distributed_ann_library(None) == "voyager"
     with pytest.raises(ValueError, match="ann_library='hnswlib'.*voyager.*method='exact'"):
         check_distributed_ann_library("hnswlib")
+
+
+def test_near_ties_across_chunks_are_resolved_in_float64(client):
+    # lattice points 1e-10 from ties: float32 products (errors ~1e-6 here) cannot order their
+    # neighbours, so the off-diagonal tasks must search those rows again in float64 (4 of
+    # 2,400 neighbours differ when their float32 result is accepted unverified)
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 3, (400, 20)) + 1e-10 * rng.standard_normal((400, 20))
+    ref_dist, ref_ind = kneighbors(X, 6, method="exact")
+    dist, ind, info = search(da.from_array(X, chunks=(150, 20)), 6, method="exact")
+    assert info["backend"] == "brute"
+    np.testing.assert_array_equal(ind, ref_ind)
+    np.testing.assert_allclose(dist, ref_dist, rtol=0, atol=1e-12)
