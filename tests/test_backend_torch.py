@@ -2,8 +2,8 @@
 
 Every overridden method equals :class:`~semiscale.linalg.ops.ArrayOps` on small problems (float64
 to 1e-10 relative, float32 to 1e-4), whole Nyström LapRLS fits under the backend give NumPy's
-predictions to 1e-8, and the device copies of host arrays are found again only while the array
-is alive and unchanged.
+predictions to 1e-8, and the device copies of host arrays are kept only inside a residency scope
+(one fit) and found again there only while the array is alive and unchanged.
 """
 
 import gc
@@ -222,18 +222,24 @@ def test_whole_fits_equal_numpys(fit_problem, estimator, memory_budget):
     assert ops.bytes_moved["to_device"] > 0  # the products did run on torch
 
 
-def test_x_stays_on_the_device_between_calls(data):
+def test_x_stays_on_the_device_between_calls_of_one_scope(data):
     # dtype="float32" makes the device copy a real copy, even on the CPU
     ops = TorchOps("cpu", dtype="float32")
     kernel, X = RBF(gamma=0.3), np.random.default_rng(4).standard_normal((40_000, 8))
     C, V = X[:50], np.ones((50, 2))
-    first = ops.kernel_matmul(kernel, X, C, V)
+    with ops.resident():
+        first = ops.kernel_matmul(kernel, X, C, V)
+        moved = ops.bytes_moved["to_device"]
+        assert moved >= X.size * 4  # X went up once (as float32)
+        second = ops.kernel_matmul(kernel, X, C, V)
+        assert ops.bytes_moved["to_device"] - moved < X.size * 4  # not again: only C and V
+        np.testing.assert_array_equal(first, second)
+        assert ops._cache.hits >= 1 and len(ops._cache) == 1
+    assert len(ops._cache) == 0  # dropped at the scope's end
     moved = ops.bytes_moved["to_device"]
-    assert moved >= X.size * 4  # X went up once (as float32)
-    second = ops.kernel_matmul(kernel, X, C, V)
-    assert ops.bytes_moved["to_device"] - moved < X.size * 4  # not again: only C and V
-    np.testing.assert_array_equal(first, second)
-    assert ops._cache.hits >= 1
+    for _ in range(2):  # outside a scope: every call uploads X
+        ops.kernel_matmul(kernel, X, C, V)
+    assert ops.bytes_moved["to_device"] - moved >= 2 * X.size * 4
 
 
 def test_a_new_or_changed_x_is_uploaded_again():
@@ -246,19 +252,21 @@ def test_a_new_or_changed_x_is_uploaded_again():
         expected = NUMPY.kernel_matmul(kernel, X.astype(np.float32), C.astype(np.float32), V)
         close(ops.kernel_matmul(kernel, X, C, V), expected.astype(np.float64), np.float32)
 
-    X = rng.standard_normal((40_000, 8))
-    check(X)
-    X *= 0.5  # in place: same object, pointer, shape and strides
-    check(X)
-    X[:] = rng.standard_normal(X.shape)
-    check(X)
-    del X
-    gc.collect()
-    assert len(ops._cache) == 0  # the dead array's copy is gone
-    for _ in range(3):  # new arrays of the same shape, possibly at the old address
-        check(rng.standard_normal((40_000, 8)))
-    ops.clear_cache()
-    assert len(ops._cache) == 0
+    with ops.resident():  # within one scope the content sample is the guard
+        X = rng.standard_normal((40_000, 8))
+        check(X)
+        assert len(ops._cache) == 1
+        X *= 0.5  # in place: same object, pointer, shape and strides
+        check(X)
+        X[:] = rng.standard_normal(X.shape)
+        check(X)
+        del X
+        gc.collect()
+        assert len(ops._cache) == 0  # the dead array's copy is gone
+        for _ in range(3):  # new arrays of the same shape, possibly at the old address
+            check(rng.standard_normal((40_000, 8)))
+        ops.clear_cache()
+        assert len(ops._cache) == 0
 
 
 def test_a_kept_matrix_and_its_transpose_are_not_uploaded_again():
@@ -270,12 +278,13 @@ def test_a_kept_matrix_and_its_transpose_are_not_uploaded_again():
         rng.standard_normal((3000, 2)),
     )
     ops = TorchOps("cpu")
-    close(ops.matmul(M, V), NUMPY.matmul(M, V), np.float64)
-    moved = ops.bytes_moved["to_device"]
-    assert moved >= M.nbytes
-    close(ops.matmul(M.T, U), NUMPY.matmul(M.T, U), np.float64)
-    close(ops.matmul(M, V), NUMPY.matmul(M, V), np.float64)
-    assert ops.bytes_moved["to_device"] - moved == U.nbytes + V.nbytes
+    with ops.resident():
+        close(ops.matmul(M, V), NUMPY.matmul(M, V), np.float64)
+        moved = ops.bytes_moved["to_device"]
+        assert moved >= M.nbytes
+        close(ops.matmul(M.T, U), NUMPY.matmul(M.T, U), np.float64)
+        close(ops.matmul(M, V), NUMPY.matmul(M, V), np.float64)
+        assert ops.bytes_moved["to_device"] - moved == U.nbytes + V.nbytes
 
 
 def test_config_context_runs_a_fit_on_torch(fit_problem):
@@ -291,3 +300,91 @@ def test_config_context_runs_a_fit_on_torch(fit_problem):
         model = NystromLapRLSRegressor(memory_budget="600KB", **kw).fit(X, y, laplacian=L)
     np.testing.assert_allclose(model.transduction_, reference.transduction_, rtol=1e-8, atol=1e-8)
     assert ops.bytes_moved["to_device"] > 0
+
+
+class DeviceOps(TorchOps):
+    """CPU torch with memory of its own, as a GPU's: every upload is a copy (on the CPU a float64
+    upload is a view of the host array, which an in-place edit would reach), and the scopes of
+    the fits are recorded."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.scopes = []
+
+    def _to_device(self, array, dtype):
+        return super()._to_device(array, dtype).clone()
+
+    def _resident(self, array, dtype):  # the device copy of a kernel product's X
+        if not any(cache is self._cache for cache in self.scopes):
+            self.scopes.append(self._cache)
+        return super()._resident(array, dtype)
+
+
+@pytest.fixture(scope="module")
+def wide_problem():
+    # 600 x 250 float64 = 1.2 MB: above the 1 MiB below which arrays are never kept
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((600, 250))
+    y = np.where(rng.random(600) < 0.2, X[:, 0] + np.sin(X[:, 1]), np.nan)
+    L = KNNGraph(n_neighbors=7, bandwidth=20.0).fit(X).laplacian_
+    kw = dict(kernel=RBF(gamma=1 / 500), n_centers=60, tol=1e-10, random_state=0)
+    return X, y, L, kw
+
+
+def test_x_edited_in_place_between_two_fits_is_seen(wide_problem):
+    # One long-lived TorchOps (as set_config(backend="torch") gives): rows 5-29 of X change in
+    # place between two fits, between the rows of the content sample (0, 39, 79, ...).  The
+    # second fit must be NumPy's on the edited X: the first fit's device copy of X is gone.
+    X0, y, L, kw = wide_problem
+    X = X0.copy()
+    ops = DeviceOps("cpu")
+    with use_ops(ops):
+        NystromLapRLSRegressor(**kw).fit(X, y, laplacian=L)
+        X[5:30] = np.random.default_rng(8).standard_normal((25, X.shape[1]))
+        model = NystromLapRLSRegressor(**kw).fit(X, y, laplacian=L)
+    reference = NystromLapRLSRegressor(**kw).fit(X, y, laplacian=L)
+    stale = NystromLapRLSRegressor(**kw).fit(X0, y, laplacian=L)
+    assert np.abs(stale.transduction_ - reference.transduction_).max() > 1e-3  # the edit shows
+    np.testing.assert_allclose(model.transduction_, reference.transduction_, rtol=1e-8, atol=1e-8)
+    X_new = X[:40].copy()
+    with use_ops(ops):  # predictions too: each call outside a fit uploads afresh
+        first = model.predict(X_new)
+        X_new[:10] *= 1.5
+        second = model.predict(X_new)
+    np.testing.assert_allclose(first, reference.predict(X[:40]), rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(second, reference.predict(X_new), rtol=1e-8, atol=1e-8)
+
+
+def test_a_fit_keeps_x_on_the_device_and_drops_it_at_the_end(wide_problem):
+    X, y, L, kw = wide_problem
+    ops = DeviceOps("cpu")
+    ops.kernel_cache_bytes = 0  # K_ns not cached: X in every product
+    with use_ops(ops):
+        model = NystromLapRLSRegressor(**kw).fit(X, y, laplacian=L)
+    assert not model.solver_info_["cache_filled"]
+    scopes = [cache for cache in ops.scopes if cache is not ops._uncached]
+    assert len(scopes) == 1  # one scope for the whole fit
+    assert scopes[0].misses >= 1 and scopes[0].hits >= 10  # X uploaded once, reused after
+    assert len(scopes[0]) == 0 and len(ops._cache) == 0  # nothing left on the device
+
+
+def test_the_kernel_cache_follows_the_backends_answer(fit_problem):
+    # TorchOps.kernel_cache_pays: on a GPU K_ns is cached only while half of resident_bytes
+    # holds it; here the CPU device is given that limit
+    X, y, _, L = fit_problem
+    kw = dict(kernel=RBF(gamma=0.3), n_centers=80, tol=1e-10, random_state=0)
+    reference = NystromLapRLSRegressor(**kw).fit(X, y, laplacian=L)
+    assert reference.solver_info_["cache_filled"]  # NumPy: K_ns (600 x 80) cached
+    assert NUMPY.kernel_cache_pays(10**15)
+    for limit, cached in ((None, True), (600 * 80 * 8, True), (600 * 80 * 8 - 1, False)):
+        ops = TorchOps("cpu")
+        ops.kernel_cache_bytes = limit
+        assert ops.kernel_cache_pays(600 * 80 * 8) is cached
+        with use_ops(ops):
+            model = NystromLapRLSRegressor(**kw).fit(X, y, laplacian=L)
+        assert model.solver_info_["cache_filled"] is cached
+        np.testing.assert_allclose(
+            model.transduction_, reference.transduction_, rtol=1e-8, atol=1e-8
+        )
+    gpu = TorchOps("cpu", resident_bytes=1000)
+    assert gpu.kernel_cache_bytes is None  # the CPU reads a host cache in place

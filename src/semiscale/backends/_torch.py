@@ -11,8 +11,12 @@ What crosses the bus
 --------------------
 Host arrays that a solver passes again and again are kept on the device between calls
 (:mod:`semiscale.backends._torch_resident`): the points ``X`` of the kernel products (``n × d``),
-the Laplacian, the ``s × s`` factors.  One iteration of the Nyström LapRLS PCG,
-``H V = K_nsᵀ (J + λ_I L) K_ns V + λ_A K_ss V`` with ``V`` of ``r`` columns, then moves
+the Laplacian, the ``s × s`` factors.  They are kept only inside a residency scope
+(:meth:`TorchOps.resident`), which the library opens around each fit of the Nyström estimators,
+and all dropped when it ends: a user who edits ``X`` in place between two fits gets the second
+fit on the edited ``X``.  Outside a scope every call uploads its operands.  One iteration of
+the Nyström LapRLS PCG, ``H V = K_nsᵀ (J + λ_I L) K_ns V + λ_A K_ss V`` with ``V`` of ``r``
+columns, then moves
 
 - ``u = K_ns V`` (``n × r``) to the host and ``v = λ_I L u + J u`` to the device for
   ``K_nsᵀ v``: ``2 n r`` numbers; on a GPU, where :meth:`sparse_matmul` runs on the device too (a
@@ -32,10 +36,10 @@ The PCG recurrences themselves (a few ``s × r`` vector updates, ``O(s r)`` agai
 products' ``O(n s d)``) stay in NumPy.
 :attr:`TorchOps.bytes_moved` counts what was converted each way and
 :attr:`TorchOps.transfer_seconds` how long it took.  When the solver caches ``K_ns`` on the host
-(it fits ``memory_budget``), its products are :meth:`matmul` calls on a resident copy of it as
-long as it fits ``resident_bytes``, else ``K_ns`` crosses the bus at every product: on a GPU give
-the fit a ``memory_budget`` below ``K_ns``'s size (``n s`` entries) so that the kernel blocks
-are recomputed on the device instead.
+(it fits ``memory_budget``), its products are :meth:`matmul` calls on a resident copy of it.  On
+a GPU the solver caches it only when it fits half of ``resident_bytes``
+(:meth:`TorchOps.kernel_cache_pays`), else a host cache would cross the bus at every product:
+the kernel blocks are recomputed on the device instead.
 
 Device memory: kernel blocks are sized by ``memory_budget`` exactly as NumPy's (the kernel's own
 memory model), then capped at ``block_bytes``; the resident copies are outside the budget, at
@@ -44,6 +48,8 @@ most ``resident_bytes`` together.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 import warnings
 
@@ -92,8 +98,9 @@ class TorchOps(ArrayOps):
         amortize kernel launches; on the CPU NumPy's cache-sized cap
         (:data:`~semiscale.linalg.streaming.STREAM_BLOCK_BYTES`).
     resident_bytes : int or None, default=None
-        Most bytes of host arrays kept on the device between calls: a quarter of the GPU's
-        memory, or 4 GiB on the CPU.  Arrays below 1 MiB are never kept.
+        Most bytes of host arrays kept on the device between calls inside a :meth:`resident`
+        scope: a quarter of the GPU's memory, or 4 GiB on the CPU.  Arrays below 1 MiB are
+        never kept.
 
     Attributes
     ----------
@@ -104,6 +111,9 @@ class TorchOps(ArrayOps):
         Time spent in those conversions.
     sparse_on_device : bool
         Whether :meth:`sparse_matmul` runs on the device: True on a GPU, False on the CPU.
+    kernel_cache_bytes : int or None
+        Largest host kernel cache (``K_ns``) worth keeping (:meth:`kernel_cache_pays`): None
+        (any) on the CPU, half of ``resident_bytes`` on a GPU.
     """
 
     name = "torch"
@@ -123,9 +133,14 @@ class TorchOps(ArrayOps):
         if resident_bytes is None:
             total = torch.cuda.get_device_properties(self.device).total_memory if gpu else 0
             resident_bytes = total // 4 if gpu else 4 << 30
-        self._cache = ResidentCache(max_bytes=int(resident_bytes))
+        self.resident_bytes = int(resident_bytes)
+        # the device copies of the current thread's resident() scope (none outside a scope)
+        self._scope = threading.local()
+        self._uncached = ResidentCache(max_bytes=0)  # keeps nothing
         #: Whether :meth:`sparse_matmul` runs on the device (not on the CPU: SciPy is faster).
         self.sparse_on_device = gpu
+        # a cached K_ns beside X, L and the factors in resident_bytes; the CPU reads it in place
+        self.kernel_cache_bytes = self.resident_bytes // 2 if gpu else None
         self.reset_counters()
 
     def __repr__(self):
@@ -138,9 +153,45 @@ class TorchOps(ArrayOps):
         self.bytes_moved = {"to_device": 0, "to_host": 0}
         self.transfer_seconds = 0.0
 
+    @property
+    def _cache(self):
+        """The :class:`ResidentCache` of this thread's :meth:`resident` scope (outside: none)."""
+        cache = getattr(self._scope, "cache", None)
+        return self._uncached if cache is None else cache
+
+    @contextlib.contextmanager
+    def resident(self):
+        """Context manager: host arrays passed again inside keep a device copy (one scope).
+
+        :meth:`ArrayOps.resident <semiscale.linalg.ops.ArrayOps.resident>`.  The copies belong
+        to the outermost scope of the calling thread and are all dropped when it exits, so an
+        array changed in place between two fits is uploaded again; within the scope a copy is
+        also dropped when its array dies or its layout or a sample of its rows changes
+        (:mod:`semiscale.backends._torch_resident`).  Outside any scope nothing is kept: every
+        call uploads its operands.
+        """
+        if getattr(self._scope, "cache", None) is not None:  # nested: the outer scope's copies
+            yield self
+            return
+        self._scope.cache = ResidentCache(max_bytes=self.resident_bytes)
+        try:
+            yield self
+        finally:
+            cache, self._scope.cache = self._scope.cache, None
+            cache.clear()
+
     def clear_cache(self):
-        """Drop the device copies of host arrays (after editing one of them in place)."""
+        """Drop the current scope's device copies (after editing one of the arrays in place)."""
         self._cache.clear()
+
+    def kernel_cache_pays(self, nbytes) -> bool:
+        """:meth:`ArrayOps.kernel_cache_pays
+        <semiscale.linalg.ops.ArrayOps.kernel_cache_pays>`: on the CPU always (a float64
+        product reads the host array in place); on a GPU only up to
+        :attr:`kernel_cache_bytes`, half of ``resident_bytes``, so that ``K_ns``'s device copy
+        stays beside ``X``, the Laplacian and the factors instead of crossing the bus at every
+        product (the kernel blocks are then recomputed on the device)."""
+        return self.kernel_cache_bytes is None or int(nbytes) <= self.kernel_cache_bytes
 
     def _to_device(self, array, dtype):
         start = time.perf_counter()

@@ -17,13 +17,16 @@ A copy is reused only while *all* of these hold, else it is dropped and the arra
 
 The sample makes in-place changes of the whole array (``X *= 2``, ``X[:] = new``) or of whole
 columns visible for the price of copying a few rows; a write to a few rows outside the sample is
-*not* seen.  Checking every entry would cost more than the upload it saves (reading the array
-once on the host is no faster than sending it over PCIe), so code that edits a cached operand
-in place between two calls must call :meth:`ResidentCache.clear`
-(:meth:`TorchOps.clear_cache <semiscale.backends.TorchOps.clear_cache>`).  Arrays smaller than
-``min_bytes`` are not kept (their upload is cheap and they are often temporaries); at most
-``max_entries`` arrays of at most ``max_bytes`` together are, the least recently used dropped
-first (an array larger than ``max_bytes`` is uploaded at every call).
+*not* seen (checking every entry would cost more than the upload it saves: reading the array
+once on the host is no faster than sending it over PCIe).  It is a second guard: the rule is
+that a cache lives for one residency scope (:meth:`TorchOps.resident
+<semiscale.backends.TorchOps.resident>`, one fit) and is dropped when the scope ends, so that a
+user's edits between two fits are seen however few rows they touch.  Code that edits a cached
+operand in place inside a scope must call :meth:`ResidentCache.clear` (:meth:`TorchOps.clear_cache
+<semiscale.backends.TorchOps.clear_cache>`).  Arrays smaller than ``min_bytes`` are not kept
+(their upload is cheap and they are often temporaries); at most ``max_entries`` arrays of at most
+``max_bytes`` together are, the least recently used dropped first (an array larger than
+``max_bytes`` is uploaded at every call).
 """
 
 from __future__ import annotations

@@ -102,10 +102,12 @@ class NystromLapRLSHessian(LinearOperator):
         ``n × r`` work arrays of a product.
     cache : {"auto", True, False}
         Store ``K_ns`` (or ``K_ms`` without a graph).  ``"auto"``: allowed when it fits in the
-        budget beside ``K_ss``, ``reserved``, the work arrays and one kernel block
-        (``cached_``), and filled by the first product ``H V`` after the passes computed without
-        it have cost as much as filling it would (``cache_after_passes_``, from
-        :func:`cache_fill_passes`: a fit that converges in a few iterations never pays for it).
+        budget beside ``K_ss``, ``reserved``, the work arrays and one kernel block, and the
+        backend says it pays (:meth:`~semiscale.linalg.ops.ArrayOps.kernel_cache_pays`: on a GPU
+        only while the device can hold it) (``cached_``); filled by the first product ``H V``
+        after the passes computed without it have cost as much as filling it would
+        (``cache_after_passes_``, from :func:`cache_fill_passes`: a fit that converges in a
+        few iterations never pays for it).
         True fills it at the first use (``MemoryBudgetError`` if it does not fit); False always
         recomputes kernel blocks (two passes per product).
     n_jobs : int or None, default=1
@@ -316,7 +318,10 @@ class NystromLapRLSHessian(LinearOperator):
         # A distributed X's K_ns would gather n·s numbers on the client: its products stay
         # on the workers, two passes each (semiscale.backends.DaskOps)
         distributed = is_dask_array(self._X_used())
-        if cache is not False and remaining > 0 and not distributed:
+        # a device backend may hold K_ns where its products run only up to some size
+        # (ArrayOps.kernel_cache_pays); cache=True is the caller's choice
+        pays = cache is True or get_ops().kernel_cache_pays(rows * self.n_centers_ * it)
+        if cache is not False and remaining > 0 and not distributed and pays:
             try:  # only sizes the blocks: nothing is computed
                 get_ops().kernel_block_rows(self.kernel, self._X_used(), self.centers_, remaining)
                 fits = True

@@ -82,6 +82,33 @@ class ArrayOps:
         rows = self.block_rows(n_rows, bytes_per_row, memory_budget, what=what, reserved=reserved)
         return list(row_slices(n_rows, rows))
 
+    # ------------------------------------------------------------------ where the data lives
+    def resident(self):
+        """Context manager: the scope (one fit, one prediction) in which copies may be kept.
+
+        A backend whose products run elsewhere (a GPU) may keep copies of the host arrays it is
+        handed again and again (``X``, the Laplacian, the ``s × s`` factors) so that a solver's
+        iterations do not send them at every call.  It may do so only inside this scope and
+        drops every copy when the outermost scope exits: between two scopes the caller may change
+        its arrays in place, and the next call sees the change.  Outside a scope every call
+        converts its operands afresh.  The library opens one around each fit of the Nyström
+        estimators (:meth:`semiscale.models.NystromLapRLSRegressor.fit` and the others sharing
+        its solve).  NumPy keeps nothing: here a null context.
+        """
+        return contextlib.nullcontext()
+
+    def kernel_cache_pays(self, nbytes) -> bool:
+        """Whether a solver should keep a kernel matrix of ``nbytes`` (``K_ns``) on the host.
+
+        Asked by :class:`~semiscale.linalg.operators.NystromLapRLSHessian` (``cache="auto"``)
+        once the cache fits ``memory_budget``: a cached ``K_ns`` turns every kernel product into
+        a :meth:`matmul`, which pays where the matrix is read where it lies.  A backend whose
+        products run on another device answers whether its copy of the matrix can stay there;
+        one that would send it over the bus at every product says no, and the kernel blocks
+        are recomputed on the device instead.  NumPy: always.
+        """
+        return True
+
     def blas_threads(self, limit):
         """Context manager: BLAS limited to ``limit`` threads inside (None: unchanged)."""
         return blas_threads(limit)

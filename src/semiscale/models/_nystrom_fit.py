@@ -139,7 +139,10 @@ class _NystromLapRLSBase(ManifoldMixin, BaseEstimator):
         if self.n_centers == "auto":
             n_centers = self._centers_within_budget(problem, n_centers)
         small = n_centers <= SINGLE_THREAD_BLAS_MAX_CENTERS
-        with get_ops().blas_threads(1 if small else None):
+        ops = get_ops()
+        # one residency scope per fit: a device backend keeps X, L and the factors between the
+        # solver's calls and drops them at the end (ArrayOps.resident)
+        with ops.blas_threads(1 if small else None), ops.resident():
             return self._solve_with(problem, n_centers)
 
     def _centers_within_budget(self, problem: ManifoldProblem, n_centers: int) -> int:
