@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.neighbors import NearestNeighbors
 
 dask = pytest.importorskip("dask", reason="the [distributed] extra (dask) is not installed")
 da = pytest.importorskip("dask.array", reason="the [distributed] extra (dask) is not installed")
@@ -121,6 +122,19 @@ def test_bytes_moved_per_product_follow_the_model(ops):
         "received": 8 * n * r + 8 * s * r * p,
         "calls": 2,
     }
+
+
+@pytest.mark.parametrize("d", [3, 20])  # k-d tree and brute-force pair tasks
+def test_the_neighbours_of_new_points_are_merged_on_the_workers(ops, d):
+    # the graph extension's search (KNNGraph's distributed exact search, new points as queries):
+    # 7 chunks, but only the merged m x k table comes back, 16 m k bytes
+    rng = np.random.default_rng(9)
+    X, Q = rng.normal(size=(700, d)), rng.normal(size=(50, d))
+    dist, ind = ops.kneighbors(da.from_array(X, chunks=(100, d)), Q, 6)
+    want_dist, want_ind = NearestNeighbors(n_neighbors=6).fit(X).kneighbors(Q)
+    np.testing.assert_array_equal(ind, want_ind)
+    np.testing.assert_allclose(dist, want_dist, rtol=0, atol=1e-12)
+    assert ops.bytes_moved == {"sent": Q.nbytes, "received": 16 * 50 * 6, "calls": 1}
 
 
 def test_products_that_would_gather_a_large_dask_x_refuse_it(ops):

@@ -28,8 +28,10 @@ import numpy as np
 from .._arrays import is_dask_array
 from .._memory import MemoryBudgetError, block_rows, format_bytes, parse_memory_budget
 from .._pairs import result_dtype
+from ..graph.knn import resolve_method
 from ..linalg.ops import ArrayOps
-from ._dask_tasks import chunk_kneighbors, chunk_matmul, chunk_matrix, chunk_rmatmul
+from ._dask_knn import _pair_task, _tree_merge
+from ._dask_tasks import chunk_matmul, chunk_matrix, chunk_rmatmul
 
 try:
     import dask
@@ -59,6 +61,13 @@ _LOST = (
     distributed.client.FutureCancelledError,
     distributed.comm.core.CommClosedError,
 )
+
+
+def _nbytes(result):
+    """Bytes of a task's result: an array or a tuple of arrays."""
+    if isinstance(result, tuple):
+        return sum(_nbytes(part) for part in result)
+    return np.asarray(result).nbytes
 
 
 class DaskOps(ArrayOps):
@@ -179,7 +188,7 @@ class DaskOps(ArrayOps):
                 "rerun the fit (X is recomputable: its chunks are created by tasks) or raise "
                 "distributed's allowed-failures (distributed.scheduler.allowed-failures)"
             ) from error
-        self.bytes_moved["received"] += sum(np.asarray(part).nbytes for part in results)
+        self.bytes_moved["received"] += sum(_nbytes(part) for part in results)
         return results
 
     # ------------------------------------------------------------------ where X lives
@@ -413,27 +422,31 @@ class DaskOps(ArrayOps):
 
     # ------------------------------------------------------------------ neighbours of new points
     def kneighbors(self, X, Q, k):
-        """The ``k`` nearest rows of the dask ``X`` to each row of a local ``Q``, merged top-k.
+        """The ``k`` nearest rows of the dask ``X`` to each row of a local ``Q`` (new points).
 
-        Each row chunk of ``X`` answers with its own ``k`` nearest (scikit-learn's
-        ``NearestNeighbors`` on its worker, global row numbers); the client keeps the ``k``
-        smallest distances of each query among the ``k · p`` candidates (a stable sort: an
-        exact tie goes to the lower row, as in one search of the whole ``X``).  ``Q`` goes to
-        every chunk's task; ``(m, k)`` distances and indices come back per chunk.
+        The exact search of :func:`KNNGraph().fit(X) <semiscale.graph.knn.search>` on a dask
+        ``X`` (:mod:`semiscale.backends._dask_knn`), with ``Q`` as the queries: one task per
+        chunk ``X_c`` (the k-d tree for ``d <= KDTREE_MAX_DIM``, else blocked brute force;
+        distances from explicit float64 differences), the ``p`` candidate tables merged top-k
+        on the workers in a tree of fan-in ``MERGE_FAN_IN``.  ``Q`` goes out once (``8 m d``
+        bytes) and only the merged table comes back (``16 m k``), whatever ``p``.
 
         Returns
         -------
         distances : ndarray of shape (m, k), increasing along each row
         indices : ndarray of int, shape (m, k)
         """
-        Q = np.ascontiguousarray(self._local(Q, "Q") if is_dask_array(Q) else Q)
+        Q = np.ascontiguousarray(self._local(Q, "Q"))
         X, chunks = self._chunks_of(X)
-        Qd = self._literal(Q)
-        call = dask.delayed(chunk_kneighbors, pure=False)
+        backend = resolve_method("exact", X.shape[0], X.shape[1])
         offsets = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
-        tasks = [call(X_c, Qd, k, int(o)) for X_c, o in zip(chunks, offsets, strict=True)]
-        parts = self._gather(tasks, "the neighbour search of new points")
-        distances = np.concatenate([d for d, _ in parts], axis=1)
-        indices = np.concatenate([i for _, i in parts], axis=1)
-        order = np.argsort(distances, axis=1, kind="stable")[:, :k]
-        return np.take_along_axis(distances, order, 1), np.take_along_axis(indices, order, 1)
+        Qd = self._literal(Q)
+        pair = dask.delayed(_pair_task, pure=False)
+        # query ids n .. n + m - 1: no row of X, so no candidate is excluded as the query itself
+        options = {"memory_budget": None}
+        tables = [
+            pair(Qd, X.shape[0], X_c, int(o), k, backend, False, options)
+            for X_c, o in zip(chunks, offsets, strict=True)
+        ]
+        merged = _tree_merge(dask.delayed, tables)
+        return self._gather([merged], "the neighbour search of new points")[0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..linalg import streaming
 
-__all__ = ["chunk_kneighbors", "chunk_matmul", "chunk_matrix", "chunk_rmatmul"]
+__all__ = ["chunk_matmul", "chunk_matrix", "chunk_rmatmul"]
 
 
 def chunk_matmul(kernel, X_c, C, V, budget):
@@ -27,12 +27,3 @@ def chunk_rmatmul(kernel, X_c, C, U_c, budget):
 def chunk_matrix(kernel, X_c, C, budget):
     """``K(X_c, C)``, the chunk's rows of the kernel matrix."""
     return streaming.kernel_matrix(kernel, X_c, C, budget, 1)
-
-
-def chunk_kneighbors(X_c, Q, k, offset):
-    """The ``min(k, n_c)`` nearest rows of ``X_c`` to each query, as global row numbers."""
-    from sklearn.neighbors import NearestNeighbors
-
-    k_c = min(k, X_c.shape[0])
-    distances, index = NearestNeighbors(n_neighbors=k_c).fit(X_c).kneighbors(Q)
-    return distances, index + offset
