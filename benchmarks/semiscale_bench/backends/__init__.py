@@ -51,8 +51,8 @@ for _name in BACKENDS:
         partial(_session, backend=_name)
     )
 
-#: Order of the runs: NumPy first (the reference predictions), Dask last (the client's copy of
-#: a synthetic ``X`` is dropped before them), its 2 workers before 1 (retiring one is quick).
+#: Order of the runs in a round: NumPy first (the reference predictions), Dask last (the
+#: client's copy of a synthetic ``X`` is dropped before them).
 _ORDER = ("numpy", "numpy-blocks", "torch-cpu", "torch-cuda", "dask-2", "dask-1")
 
 
@@ -83,43 +83,47 @@ class _Run:
 
 
 def _reference(run, problem):
-    """NumPy's predictions, from an unrecorded fit (its records exist, another backend's not)."""
+    """NumPy's predictions from an unrecorded fit."""
     return measured_fit(run.session("numpy", problem.name), problem, run.protocol)[0]
 
 
-def _backend_runs(run, problem, backend, repeats, reference, bar):
-    """Every repeat of ``backend`` on ``problem``, recorded; returns the first predictions."""
-    store, log = run.store, run.ctx.log
-    try:
-        session = run.session(backend, problem.name)
-    except Unavailable as exc:
-        for r in repeats:
-            store.put("fits", problem.name, backend, r, skipped=str(exc))
-            bar.update()
-        log(f"{problem.name}: {backend} not run: {exc}")
-        return None
-    first = None
-    for r in repeats:
-        bar.set_postfix_str(f"{problem.name}: {backend}, repeat {r}", refresh=False)
+class _Backend:
+    """One backend's session on one problem, opened at its first fit (or why it cannot run)."""
+
+    def __init__(self, run, problem, name):
+        self.run, self.problem, self.name = run, problem, name
+        self.session = self.unavailable = None
+
+    def fit(self, repeat, reference, bar):
+        """Fit ``repeat`` and record it; returns the predictions (None when not fitted)."""
+        store, log, name, problem = self.run.store, self.run.ctx.log, self.name, self.problem
+        if self.session is None and self.unavailable is None:
+            try:
+                self.session = self.run.session(name, problem.name)
+            except Unavailable as exc:
+                self.unavailable = str(exc)
+                log(f"{problem.name}: {name} not run: {exc}")
+        bar.update()
+        if self.unavailable is not None:
+            store.put("fits", problem.name, name, repeat, skipped=self.unavailable)
+            return None
+        bar.set_postfix_str(f"{problem.name}: {name}, repeat {repeat}", refresh=False)
         try:
-            prediction, record = measured_fit(session, problem, run.protocol)
+            prediction, record = measured_fit(self.session, problem, self.run.protocol)
         except Exception as exc:  # recorded, the run goes on
-            store.put("fits", problem.name, backend, r, error=f"{type(exc).__name__}: {exc}")
-            log(f"{problem.name}: {backend} repeat {r} failed: {exc}")
-            bar.update()
-            continue
-        # NumPy's repeats against its first; no reference (NumPy failed): no difference
-        base = (first if first is not None else prediction) if backend == "numpy" else reference
+            store.put("fits", problem.name, name, repeat, error=f"{type(exc).__name__}: {exc}")
+            log(f"{problem.name}: {name} repeat {repeat} failed: {exc}")
+            return None
+        # NumPy against its first fit; no reference (NumPy failed): no difference
+        base = prediction if reference is None and name == "numpy" else reference
         diff = None if base is None else float(np.max(np.abs(prediction - base)))
         record["max_abs_diff_vs_numpy"] = diff
-        store.put("fits", problem.name, backend, r, **record)
+        store.put("fits", problem.name, name, repeat, **record)
         log(
-            f"{problem.name}: {backend} repeat {r}: {record['fit_seconds']:.2f} s, "
+            f"{problem.name}: {name} repeat {repeat}: {record['fit_seconds']:.2f} s, "
             f"{record['iterations']} it, rmse {record['rmse']:.4g}, |diff| {diff}"
         )
-        first = prediction if first is None else first
-        bar.update()
-    return first
+        return prediction
 
 
 def _dataset(run, name):
@@ -139,17 +143,22 @@ def _dataset(run, name):
         graph=problem.graph,
     )
     run.ctx.log(f"{name}: {problem.n} x {problem.d}, graph {problem.graph}")
+    backends = {b: _Backend(run, problem, b) for b in _ORDER}
+    # the reference: NumPy's first predictions in this process (an unrecorded fit when its
+    # records exist but another backend's do not)
+    reference = None if todo["numpy"] else _reference(run, problem)
     with run.ctx.fits(total=sum(map(len, todo.values()))) as bar:
-        # the reference: NumPy's predictions in this process
-        if todo["numpy"]:
-            reference = _backend_runs(run, problem, "numpy", todo["numpy"], None, bar)
-        else:
-            reference = _reference(run, problem)
-        for backend in _ORDER[1:]:
-            if backend.startswith("dask") and problem.synthetic:
-                problem.X = None  # the Dask runs' client holds no copy of X
-            if todo[backend]:
-                _backend_runs(run, problem, backend, todo[backend], reference, bar)
+        # round by round, every backend once per round: a change of the machine's load hits
+        # all backends alike instead of one backend's block of repeats
+        for r in sorted({r for repeats in todo.values() for r in repeats}):
+            for backend in _ORDER:
+                if r not in todo[backend]:
+                    continue
+                if backend.startswith("dask") and problem.synthetic:
+                    problem.X = None  # the Dask runs' client holds no copy of X
+                prediction = backends[backend].fit(r, reference, bar)
+                if backend == "numpy" and reference is None:
+                    reference = prediction
 
 
 def run_fits(bench, protocol, store, ctx) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -141,22 +142,22 @@ class Session:
 
 
 class DaskPool:
-    """One ``LocalCluster`` of worker processes (one thread each), resized for each backend.
+    """``LocalCluster``s of worker processes (one thread each), one per size, kept for reuse.
 
-    Started at the first request; going down a size retires workers (seconds), so the runs ask
-    for the largest cluster first.  :meth:`close` shuts it down.
+    Each size is started at its first request and kept until :meth:`close`, so that the runs
+    can alternate between backends repeat by repeat (an idle cluster costs memory, not time).
     """
 
     def __init__(self, memory_limit):
         self.memory_limit = memory_limit
-        self.cluster = self.client = None
+        self.clusters = {}
 
     def client_with(self, workers: int):
-        """The pool's client once the cluster has exactly ``workers`` workers."""
+        """The client of the pool's cluster of ``workers`` workers."""
         from distributed import Client, LocalCluster
 
-        if self.cluster is None:
-            self.cluster = LocalCluster(
+        if workers not in self.clusters:
+            cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,
                 processes=True,
@@ -164,21 +165,16 @@ class DaskPool:
                 dashboard_address=None,
                 memory_limit=self.memory_limit,
             )
-            self.client = Client(self.cluster)
-        self.cluster.scale(workers)
-        self.client.wait_for_workers(workers)
-        deadline = time.monotonic() + 60
-        while len(self.client.scheduler_info(n_workers=-1)["workers"]) != workers:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the LocalCluster did not settle at {workers} workers")
-            time.sleep(0.1)
-        return self.client
+            self.clusters[workers] = (cluster, Client(cluster, set_as_default=False))
+        client = self.clusters[workers][1]
+        client.wait_for_workers(workers)
+        return client
 
     def close(self):
-        if self.client is not None:
-            self.client.close()
-            self.cluster.close()
-            self.cluster = self.client = None
+        for cluster, client in self.clusters.values():
+            client.close()
+            cluster.close()
+        self.clusters = {}
 
 
 def open_session(name: str, protocol, pool: DaskPool | None = None) -> Session:
@@ -257,7 +253,9 @@ def measured_fit(session: Session, problem, protocol):
     ops, X = session.new_ops(problem), session.X(problem)
     workers_before = session._workers(reset_peak_rss)
     client_before = reset_peak_rss()
-    with warnings.catch_warnings(record=True) as caught, silenced(), use_ops(ops):
+    # the session's client is the current one: dask's own computes inside the fit use it
+    current = session.client.as_current() if session.client is not None else nullcontext()
+    with warnings.catch_warnings(record=True) as caught, silenced(), use_ops(ops), current:
         warnings.simplefilter("always")
         tic = time.perf_counter()
         est.fit(X, problem.y_observed, laplacian=problem.laplacian)
