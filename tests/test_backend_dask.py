@@ -149,6 +149,17 @@ def test_products_that_would_gather_a_large_dask_x_refuse_it(ops):
     assert ops.bytes_moved["calls"] == 0
 
 
+def test_block_rows_of_a_dask_x_are_sized_as_numpys_without_a_task(ops):
+    X = np.random.default_rng(3).normal(size=(4000, 50))
+    Xd, kernel = da.from_array(X, chunks=(1000, 50)), RBF(gamma=0.1)
+    for budget in (2**20, 2**24):
+        want = ArrayOps().kernel_block_rows(kernel, X, X[:30], budget)
+        assert ops.kernel_block_rows(kernel, Xd, X[:30], budget) == want
+    with pytest.raises(MemoryBudgetError, match="memory_budget=1000 B.*one kernel block row"):
+        ops.kernel_block_rows(kernel, Xd, X[:30], 1000)
+    assert ops.bytes_moved["calls"] == 0
+
+
 def test_a_budget_smaller_than_one_chunk_is_refused_before_any_task(ops):
     X = np.random.default_rng(3).normal(size=(4000, 50))
     Xd = da.from_array(X, chunks=(4000, 50))  # one chunk of 1.5 MiB

@@ -29,6 +29,7 @@ from .._arrays import is_dask_array
 from .._memory import MemoryBudgetError, block_rows, format_bytes, parse_memory_budget
 from .._pairs import result_dtype
 from ..graph.knn import resolve_method
+from ..linalg import streaming
 from ..linalg.ops import ArrayOps
 from ._dask_knn import _pair_task, _tree_merge
 from ._dask_tasks import chunk_matmul, chunk_matrix, chunk_rmatmul
@@ -283,14 +284,9 @@ class DaskOps(ArrayOps):
             )
         B = A[:0].compute() if B is None else self._local(B, "B")
         probe = np.zeros((1, A.shape[1]), dtype=A.dtype)
-        _, per_row, fixed = kernel._block_plan(probe, B)
+        # the NumPy layer's plan and check of one row, then the rows of all of A in the budget
+        (_, per_row, fixed), _ = streaming.kernel_block_rows(kernel, probe, B, memory_budget)
         budget = parse_memory_budget(memory_budget)
-        if budget - fixed < per_row:
-            raise MemoryBudgetError(
-                f"memory_budget={format_bytes(budget)} is too small for one kernel block row "
-                f"({format_bytes(per_row)} per row plus {format_bytes(fixed)} for B-side "
-                f"operands); raise memory_budget to at least {per_row + fixed} bytes"
-            )
         rows = block_rows(A.shape[0], per_row, budget - fixed, what="kernel block")
         return rows if max_rows is None else max(1, min(rows, int(max_rows)))
 
