@@ -302,6 +302,12 @@ def test_the_graph_built_on_the_workers_gives_the_same_model(ops):
 
 
 # ---------------------------------------------------------------------------- refusals
+@pytest.mark.parametrize("rows", [0, 2.5, "abc", float("nan"), True])
+def test_a_bad_chunk_rows_is_refused_naming_it(rows):
+    with pytest.raises(ValueError, match=r"chunk_rows must be a positive integer.*got"):
+        DaskOps(chunk_rows=rows)
+
+
 def test_an_estimator_that_cannot_run_on_dask_refuses_a_dask_x(client):
     X, _, y_ssl = _moons(200)
     with pytest.raises(TypeError, match=r"X is a dask array.*X\.compute\(\).*NystromLapRLS"):

@@ -20,6 +20,7 @@ Imported lazily (``semiscale.backends.DaskOps``): dask and distributed are optio
 from __future__ import annotations
 
 import math
+import numbers
 import uuid
 from collections import OrderedDict
 
@@ -126,8 +127,12 @@ class DaskOps(ArrayOps):
     gather_bytes = GATHER_BYTES
 
     def __init__(self, client=None, chunk_rows=None):
-        if chunk_rows is not None and (int(chunk_rows) != chunk_rows or chunk_rows < 1):
-            raise ValueError(f"chunk_rows must be a positive integer or None, got {chunk_rows!r}")
+        whole = isinstance(chunk_rows, numbers.Real) and float(chunk_rows).is_integer()
+        if chunk_rows is not None and (isinstance(chunk_rows, bool) or not whole or chunk_rows < 1):
+            raise ValueError(
+                f"chunk_rows must be a positive integer (rows per chunk of a NumPy X) or None "
+                f"(chosen from the workers), got {chunk_rows!r}"
+            )
         self.client = client
         self.chunk_rows = None if chunk_rows is None else int(chunk_rows)
         self._literals = OrderedDict()
