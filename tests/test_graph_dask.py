@@ -6,6 +6,11 @@ processes for the whole file.
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -18,6 +23,7 @@ from dask.utils import key_split  # noqa: E402
 from semiscale.backends._dask_knn import (  # noqa: E402
     MERGE_FAN_IN,
     _merge,
+    _pair_task,
     check_dask_X,
     check_distributed_ann_library,
     search_plan,
@@ -133,6 +139,17 @@ def test_nan_in_a_chunk_is_refused_naming_x_and_its_row(client):
         KNNGraph(n_neighbors=5).fit(da.from_array(X, chunks=(100, 3)))
 
 
+@pytest.mark.parametrize("backend", ["kdtree", "brute"])
+def test_a_pair_task_names_nan_in_either_chunk(backend):
+    # the first task to meet the NaN raises the error; it used to be scipy's ("'x' must be
+    # finite") when the NaN was in the query chunk of an off-diagonal k-d-tree pair
+    Q, Xj = _points(50, 3), _points(40, 3, seed=1)
+    Q[7, 2] = np.nan
+    options = {"memory_budget": None}
+    with pytest.raises(ValueError, match=r"X contains NaN or infinity \(first in row 107\)"):
+        _pair_task(Q, 100, Xj, 0, 5, backend, False, options)
+
+
 def test_unknown_chunk_sizes_and_sparse_chunks_are_refused_clearly():
     X = da.from_array(_points(100, 3), chunks=(30, 3))
     with pytest.raises(ValueError, match="unknown chunk sizes.*compute_chunk_sizes"):
@@ -176,3 +193,34 @@ def test_near_ties_across_chunks_are_resolved_in_float64(client):
     assert info["backend"] == "brute"
     np.testing.assert_array_equal(ind, ref_ind)
     np.testing.assert_allclose(dist, ref_dist, rtol=0, atol=1e-12)
+
+
+def test_a_worker_killed_during_the_search_never_yields_a_different_graph(client):
+    client.wait_for_workers(2, timeout=60)
+    X = _points(6000, 3, seed=5)
+    want = KNNGraph(n_neighbors=8).fit(X).laplacian_
+    victim = list(client.run(os.getpid).values())[0]
+    killed = threading.Event()
+
+    def kill_while_pairs_run():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            running = [key for keys in client.processing().values() for key in keys]
+            if any(key_split(key) == "pair_task" for key in running):
+                break
+            time.sleep(0.005)
+        os.kill(victim, signal.SIGKILL)
+        killed.set()
+
+    killer = threading.Thread(target=kill_while_pairs_run)
+    killer.start()
+    try:
+        got = KNNGraph(n_neighbors=8).fit(da.from_array(X, chunks=(500, 3))).laplacian_
+    except RuntimeError as error:  # the scheduler gave up: a clear error, never a graph
+        assert "lost its workers" in str(error) and error.__cause__ is not None
+    else:
+        assert killed.is_set()  # the worker died during the search
+        assert abs(got - want).max() <= 1e-12  # its lost tasks were run again
+    finally:
+        killer.join()
+        client.wait_for_workers(2, timeout=60)

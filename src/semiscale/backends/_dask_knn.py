@@ -355,8 +355,14 @@ def _pair_hnsw(Q, queries, Xj, offset: int, k: int, index: bytes):
 
 
 def _pair_task(Q, queries, Xj, offset, k, backend, diagonal, options, index=None):
-    """One chunk pair's candidate table (runs on a worker)."""
+    """One chunk pair's candidate table (runs on a worker).
+
+    Both operands are checked first (O(n d), against the search's O(n² d)): whichever task
+    meets a NaN first must raise the error that names it, not scipy's or BLAS's.
+    """
     _check_chunk(Xj, offset, Xj.shape[1])
+    if not diagonal and isinstance(queries, (int, np.integer)):
+        _check_chunk(Q, int(queries), Q.shape[1])
     if backend == "kdtree":
         return _pair_kdtree(Q, queries, Xj, offset, k, diagonal)
     if backend == "hnsw":
