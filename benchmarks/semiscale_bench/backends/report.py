@@ -81,6 +81,12 @@ def summarize(records: list[dict], n: int, s: int) -> dict:
         client_growth=max((r["client_peak_rss"] or 0) - (r["client_rss_before"] or 0) for r in ok),
         worker_peak_rss=[max(column) for column in zip(*peaks, strict=True)] if peaks else None,
         kns_cached=first.get("kns_cached"),
+        cpu_seconds_median=_median(
+            (r.get("client_cpu_seconds") or 0) + sum(r.get("worker_cpu_seconds") or [])
+            for r in ok
+            if "client_cpu_seconds" in r
+        ),
+        others_cpu_seconds=[r.get("others_cpu_seconds") for r in ok],
         phase_seconds=first.get("phase_seconds"),
         workers=first.get("workers"),
     )
@@ -184,9 +190,9 @@ def _results(bench, protocol, store) -> dict:
 
 def _row(backend, summary, numpy_seconds) -> list:
     if "skipped" in summary:
-        return [backend, f"not run: {summary['skipped']}"] + [""] * 9
+        return [backend, f"not run: {summary['skipped']}"] + [""] * 10
     if not summary.get("repeats"):
-        return [backend, f"ERROR {summary['errors'][0]}"] + [""] * 9
+        return [backend, f"ERROR {summary['errors'][0]}"] + [""] * 10
     seconds = summary["fit_seconds_median"]
     ratio = f"{seconds / numpy_seconds:.2f}x" if numpy_seconds else "/"
     acc = f" / {summary['accuracy']:.4f}" if summary.get("accuracy") is not None else ""
@@ -205,7 +211,16 @@ def _row(backend, summary, numpy_seconds) -> list:
         _size(sum(v for k, v in moved.items() if k != "calls")) if moved else "/",
         f"{per / MIB:.2f} MiB ({summary['model_bytes_per_product'] / MIB:.2f})" if per else "/",
         summary.get("chunks") or "/",
+        _cpu(summary),
     ]
+
+
+def _cpu(summary) -> str:
+    others = [v for v in summary.get("others_cpu_seconds") or [] if v is not None]
+    own = summary.get("cpu_seconds_median")
+    if own is None:
+        return "/"
+    return f"{own:.1f} / {', '.join(f'{v:.1f}' for v in others) or '/'}"
 
 
 _COLUMNS = [
@@ -220,6 +235,7 @@ _COLUMNS = [
     "bytes moved",
     "bytes per H V (model)",
     "chunks",
+    "CPU s: the fit's processes (median) / others' per repeat",
 ]
 
 
@@ -338,6 +354,9 @@ def _how_lines(store) -> list[str]:
         "- Bytes moved: what `DaskOps` sent and received as the client sees them "
         "(`bytes_moved`); per Hessian product, one pass of K(X, C) V and one of K(X, C)ᵀ U over "
         "all of X (a logging subclass of `DaskOps` in `semiscale_bench.backends.runs`).",
+        "- CPU seconds: user + system time of the client and of each worker during the fit "
+        "(`getrusage`), and what the rest of the machine used meanwhile (`/proc/stat` less "
+        "those): other jobs on the 2 cores slow a fit down by about their share.",
         "- Dask workers: LocalCluster worker processes on 127.0.0.1, 1 thread each, BLAS "
         f"threads per worker {blas or '/'}; NumPy and torch use the machine's threads "
         f"(torch, threads: {torch or '/'}).",

@@ -42,6 +42,27 @@ def reset_peak_rss() -> int | None:
     return proc_field_bytes("/proc/self/status", "VmRSS")
 
 
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process so far (all its threads)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def machine_busy_seconds() -> float | None:
+    """CPU seconds every process of the machine has used since boot (``/proc/stat``)."""
+    import os
+
+    try:
+        with open("/proc/stat") as fh:
+            fields = [int(v) for v in fh.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def peak_rss() -> int | None:
     """This process's ``VmHWM``: its peak RSS since the last :func:`reset_peak_rss`."""
     return proc_field_bytes("/proc/self/status", "VmHWM")
@@ -253,6 +274,8 @@ def measured_fit(session: Session, problem, protocol):
     ops, X = session.new_ops(problem), session.X(problem)
     workers_before = session._workers(reset_peak_rss)
     client_before = reset_peak_rss()
+    cpu_before, workers_cpu_before = cpu_seconds(), session._workers(cpu_seconds)
+    busy_before = machine_busy_seconds()
     # the session's client is the current one: dask's own computes inside the fit use it
     current = session.client.as_current() if session.client is not None else nullcontext()
     with warnings.catch_warnings(record=True) as caught, silenced(), use_ops(ops), current:
@@ -260,7 +283,9 @@ def measured_fit(session: Session, problem, protocol):
         tic = time.perf_counter()
         est.fit(X, problem.y_observed, laplacian=problem.laplacian)
         seconds = time.perf_counter() - tic
+        busy_after, cpu = machine_busy_seconds(), cpu_seconds() - cpu_before
         client_peak, workers_peak = peak_rss(), session._workers(peak_rss)
+        workers_cpu = session._workers(cpu_seconds)
         moved = dict(getattr(ops, "bytes_moved", {}))
         passes = _passes(getattr(ops, "passes", []), problem.n)
         tic = time.perf_counter()
@@ -276,6 +301,21 @@ def measured_fit(session: Session, problem, protocol):
             k[: -len("_seconds")]: v for k, v in info.items() if k.endswith("_seconds")
         },
         "kns_cached": info.get("cached"),
+        "client_cpu_seconds": cpu,
+        "worker_cpu_seconds": None
+        if workers_cpu is None
+        else [a - b for a, b in zip(workers_cpu, workers_cpu_before, strict=True)],
+        # the machine's CPU seconds during the fit that this fit's processes did not use:
+        # other jobs competing for the cores (the timing lock does not stop untimed ones)
+        "others_cpu_seconds": None
+        if None in (busy_before, busy_after)
+        else max(
+            0.0,
+            busy_after
+            - busy_before
+            - cpu
+            - sum(a - b for a, b in zip(workers_cpu or [], workers_cpu_before or [], strict=True)),
+        ),
         "client_rss_before": client_before,
         "client_peak_rss": client_peak,
         "worker_rss_before": workers_before,
