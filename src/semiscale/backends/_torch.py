@@ -37,9 +37,9 @@ products' ``O(n s d)``) stay in NumPy.
 :attr:`TorchOps.bytes_moved` counts what was converted each way and
 :attr:`TorchOps.transfer_seconds` how long it took.  When the solver caches ``K_ns`` on the host
 (it fits ``memory_budget``), its products are :meth:`matmul` calls on a resident copy of it.  On
-a GPU the solver caches it only when it fits half of ``resident_bytes``
-(:meth:`TorchOps.kernel_cache_pays`), else a host cache would cross the bus at every product:
-the kernel blocks are recomputed on the device instead.
+a GPU the solver does not cache it (:meth:`TorchOps.kernel_cache_pays`: filling a host cache
+costs two crossings of ``K_ns``, more than the recomputed blocks of a whole fit): the kernel
+blocks are recomputed on the device at every product.
 
 Device memory: kernel blocks are sized by ``memory_budget`` exactly as NumPy's (the kernel's own
 memory model), then capped at ``block_bytes``; the resident copies are outside the budget, at
@@ -113,7 +113,7 @@ class TorchOps(ArrayOps):
         Whether :meth:`sparse_matmul` runs on the device: True on a GPU, False on the CPU.
     kernel_cache_bytes : int or None
         Largest host kernel cache (``K_ns``) worth keeping (:meth:`kernel_cache_pays`): None
-        (any) on the CPU, half of ``resident_bytes`` on a GPU.
+        (any) on the CPU, 0 (none) on a GPU.
     """
 
     name = "torch"
@@ -139,8 +139,8 @@ class TorchOps(ArrayOps):
         self._uncached = ResidentCache(max_bytes=0)  # keeps nothing
         #: Whether :meth:`sparse_matmul` runs on the device (not on the CPU: SciPy is faster).
         self.sparse_on_device = gpu
-        # a cached K_ns beside X, L and the factors in resident_bytes; the CPU reads it in place
-        self.kernel_cache_bytes = self.resident_bytes // 2 if gpu else None
+        # a host K_ns never paid on a GPU (kernel_cache_pays); the CPU reads it in place
+        self.kernel_cache_bytes = 0 if gpu else None
         self.reset_counters()
 
     def __repr__(self):
@@ -186,11 +186,17 @@ class TorchOps(ArrayOps):
 
     def kernel_cache_pays(self, nbytes) -> bool:
         """:meth:`ArrayOps.kernel_cache_pays
-        <semiscale.linalg.ops.ArrayOps.kernel_cache_pays>`: on the CPU always (a float64
-        product reads the host array in place); on a GPU only up to
-        :attr:`kernel_cache_bytes`, half of ``resident_bytes``, so that ``K_ns``'s device copy
-        stays beside ``X``, the Laplacian and the factors instead of crossing the bus at every
-        product (the kernel blocks are then recomputed on the device)."""
+        <semiscale.linalg.ops.ArrayOps.kernel_cache_pays>`: up to :attr:`kernel_cache_bytes`.
+
+        On the CPU always (a float64 product reads the host array in place).  On a GPU never:
+        the host cache is filled by computing ``K_ns`` on the device, bringing it to the host
+        and sending it back up once (two crossings of ``n s`` numbers), where recomputing its
+        blocks on the device costs little more per product than reading a device copy.  On an
+        H100 (n = 10⁶, s = 1,000, d = 10, RBF, 10⁶-point NystromLapRLSClassifier fit), a cached
+        ``K_ns`` of 8 GB (kept on the device after the fill) made the fit 20.6 s, of which 9.2 s
+        of transfers; recomputed, 10.1 s, its 22 PCG products 1.2 s together
+        (``python benchmarks/scripts/gpu_kernel_cache.py``, results in
+        ``benchmarks/results/gpu_backends/``)."""
         return self.kernel_cache_bytes is None or int(nbytes) <= self.kernel_cache_bytes
 
     def _to_device(self, array, dtype):

@@ -103,8 +103,8 @@ class NystromLapRLSHessian(LinearOperator):
     cache : {"auto", True, False}
         Store ``K_ns`` (or ``K_ms`` without a graph).  ``"auto"``: allowed when it fits in the
         budget beside ``K_ss``, ``reserved``, the work arrays and one kernel block, and the
-        backend says it pays (:meth:`~semiscale.linalg.ops.ArrayOps.kernel_cache_pays`: on a GPU
-        only while the device can hold it) (``cached_``); filled by the first product ``H V``
+        backend says it pays (:meth:`~semiscale.linalg.ops.ArrayOps.kernel_cache_pays`: not on
+        a GPU, where the blocks are recomputed) (``cached_``); filled by the first product ``H V``
         after the passes computed without it have cost as much as filling it would
         (``cache_after_passes_``, from :func:`cache_fill_passes`: a fit that converges in a
         few iterations never pays for it).
