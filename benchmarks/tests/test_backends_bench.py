@@ -54,14 +54,18 @@ def test_the_peak_resident_memory_of_a_process_is_reset_and_read():
 def test_the_bytes_model_and_the_scaling_model():
     # u = K V back and v out (8 n each), V out once and an s-vector back per chunk
     assert model_bytes(1000, 10, 4) == 16 * 1000 + 8 * 10 * 5
-    one = {"matmul_seconds": 1.0, "rmatmul_seconds": 2.0, "product_seconds": 3.5, "chunks": 4}
-    model = scaling(one, {"product_seconds": 2.5}, None, n=10**6, s=500)
+    one = {"matmul_seconds": 1.0, "rmatmul_seconds": 2.0, "serial_seconds": 0.5, "chunks": 4}
+    two = {"matmul_seconds": 0.6, "rmatmul_seconds": 1.2, "serial_seconds": 0.7}
+    model = scaling(one, two, None, n=10**6, s=500)
     rows = {r["machines"]: r for r in model["rows"]}
     assert model["measured_1_worker"]["serial_seconds"] == pytest.approx(0.5)
     assert rows[2]["passes_seconds"] == pytest.approx(1.5)
     assert rows[8]["bytes"] == model_bytes(10**6, 500, 8)  # more machines than chunks
     assert rows[4]["product_seconds"] == pytest.approx(0.5 + 0.75 + rows[4]["bytes"] / 1.25e9)
-    assert model["measured_2_workers"]["predicted_same_machine"] == pytest.approx(2.0)
+    assert model["measured_1_worker"]["product_seconds"] == pytest.approx(3.5)
+    assert model["measured_2_workers"] == pytest.approx(
+        {"product_seconds": 2.5, "predicted_same_machine": 2.0}
+    )
 
 
 def _fit(seconds, diff, *, workers=0, moved=None, per_product=None, products=4):
@@ -88,6 +92,8 @@ def _fit(seconds, diff, *, workers=0, moved=None, per_product=None, products=4):
             "bytes_per_product": per_product,
             "matmul_seconds": [0.1] * products,
             "rmatmul_seconds": [0.1] * products,
+            "after_matmul_seconds": [0.25] * products,
+            "after_rmatmul_seconds": [0.5] * (products - 1),
         }
     return record
 
@@ -136,9 +142,10 @@ def test_the_targets_judge_the_recorded_numbers(tmp_path):
     results = json.loads(Path(paths[0]).read_text())
     dask = results["datasets"][name]["backends"]["dask-1"]
     assert dask["model_bytes_per_product"] == exact and dask["worker_peak_rss"] == [80 * 2**20]
-    # one product: 0.5 x 30 s / 4 products; its two passes 0.2 s; the client's rest the others
-    assert results["datasets"][name]["scaling"]["measured_1_worker"]["serial_seconds"] == (
-        pytest.approx(3.75 - 0.2)
+    # one product: two passes of 0.1 s, the client's work 0.25 s after one, 0.5 s after the other
+    measured = results["datasets"][name]["scaling"]["measured_1_worker"]
+    assert measured == pytest.approx(
+        {"product_seconds": 0.95, "passes_seconds": 0.2, "serial_seconds": 0.75}
     )
 
 

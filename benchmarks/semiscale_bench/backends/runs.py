@@ -100,6 +100,7 @@ def pass_logging_dask_ops(client, chunk_rows):
                 {
                     "name": name,
                     "rows": int(A.shape[0]),
+                    "start": tic,
                     "seconds": time.perf_counter() - tic,
                     "sent": self.bytes_moved["sent"] - sent,
                     "received": self.bytes_moved["received"] - received,
@@ -256,6 +257,11 @@ def _passes(log: list, n: int) -> dict:
     if not (kinds["matmul"] and kinds["rmatmul"]):
         return {}
     moved = {k: [p["sent"] + p["received"] for p in passes] for k, passes in kinds.items()}
+    # the client's work between two passes: after a matmul (v = λ_I L u + J u), after an
+    # rmatmul (PCG's vectors, the preconditioner, the next V)
+    gaps = {"matmul": [], "rmatmul": []}
+    for one, following in zip(log, log[1:], strict=False):
+        gaps[one["name"]].append(following["start"] - one["start"] - one["seconds"])
     return {
         "matmul": len(kinds["matmul"]),
         "rmatmul": len(kinds["rmatmul"]),
@@ -263,6 +269,8 @@ def _passes(log: list, n: int) -> dict:
         "bytes_per_product": float(np.mean(moved["matmul"]) + np.mean(moved["rmatmul"])),
         "matmul_seconds": [p["seconds"] for p in kinds["matmul"]],
         "rmatmul_seconds": [p["seconds"] for p in kinds["rmatmul"]],
+        "after_matmul_seconds": gaps["matmul"],
+        "after_rmatmul_seconds": gaps["rmatmul"],
     }
 
 
