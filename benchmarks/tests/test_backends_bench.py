@@ -26,7 +26,8 @@ def test_registered_with_a_quick_protocol_of_its_own():
     sizes = None  # the caps name datasets only
     assert PROTOCOL.plan("dask-1", "synthetic_10M", sizes)[0] == []
     assert PROTOCOL.plan("dask-2", "synthetic_10M", sizes)[0] == [0]
-    assert PROTOCOL.plan("numpy-blocks", "skin_nonskin", sizes)[0] == [0]
+    assert PROTOCOL.plan("numpy-2jobs", "skin_nonskin", sizes)[0] == [0, 1, 2]
+    assert PROTOCOL.plan("numpy-2jobs", "synthetic_10M", sizes)[0] == []
     assert PROTOCOL.plan("numpy", "skin_nonskin", sizes)[0] == [0, 1, 2]
 
 
@@ -115,7 +116,7 @@ def test_the_targets_judge_the_recorded_numbers(tmp_path):
     exact = model_bytes(n, s, 2)
     moved = {"sent": exact * 2, "received": exact * 2, "calls": 8}
     store.put("fits", name, "numpy", 0, **_fit(10.0, 0.0))
-    store.put("fits", name, "numpy-blocks", 0, **_fit(11.0, 3e-6))
+    store.put("fits", name, "numpy-2jobs", 0, **_fit(11.0, 3e-6))
     store.put(
         "fits", name, "dask-1", 0, **_fit(30.0, 2e-9, workers=1, moved=moved, per_product=exact)
     )
@@ -130,7 +131,7 @@ def test_the_targets_judge_the_recorded_numbers(tmp_path):
     store.put("fits", name, "torch-cuda", 0, skipped="no GPU here")
     paths = render(BENCHMARK, protocol, store, tmp_path)
     summary = Path(paths[1]).read_text()
-    assert "| synthetic_6k | dask-1 2e-09, dask-2 5e-09 (floor: numpy-blocks 3e-06) PASS |" in (
+    assert "| synthetic_6k | dask-1 2e-09, dask-2 5e-09 (floor: numpy-2jobs 3e-06) PASS |" in (
         summary
     )
     assert "| 1.60x FAIL | dask-1 1.000, dask-2 1.200 FAIL |" in summary

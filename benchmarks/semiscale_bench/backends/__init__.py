@@ -33,8 +33,8 @@ METHODS = MethodRegistry()
 
 _DESCRIPTIONS = {
     "numpy": "the NumPy/SciPy ops layer (the reference and the default), BLAS threads as set",
-    "numpy-blocks": "NumPy with a smaller memory_budget (other kernel blocks, so other "
-    "rounding): how far two correct runs' predictions drift apart (the floor)",
+    "numpy-2jobs": "NumPy with n_jobs=2: its kernel products split in two row chunks summed in "
+    "order, so other rounding: how far two correct runs' predictions drift apart (the floor)",
     "dask-1": "DaskOps on a LocalCluster of 1 worker process, 1 thread",
     "dask-2": "DaskOps on a LocalCluster of 2 worker processes, 1 thread each",
     "torch-cpu": "TorchOps(device='cpu')",
@@ -53,7 +53,7 @@ for _name in BACKENDS:
 
 #: Order of the runs in a round: NumPy first (the reference predictions), Dask last (the
 #: client's copy of a synthetic ``X`` is dropped before them).
-_ORDER = ("numpy", "numpy-blocks", "torch-cpu", "torch-cuda", "dask-2", "dask-1")
+_ORDER = ("numpy", "numpy-2jobs", "torch-cpu", "torch-cuda", "dask-2", "dask-1")
 
 
 def _plan(protocol, name):

@@ -301,13 +301,13 @@ def _targets(results) -> list[str]:
         diffs = {
             key: b["max_abs_diff_vs_numpy"]
             for key, b in backends(name).items()
-            if key not in ("numpy", "numpy-blocks") and b.get("max_abs_diff_vs_numpy") is not None
+            if key not in ("numpy", "numpy-2jobs") and b.get("max_abs_diff_vs_numpy") is not None
         }
         if not diffs:
             return None
         text = ", ".join(f"{key} {value:.2g}" for key, value in diffs.items())
-        floor = backends(name).get("numpy-blocks", {}).get("max_abs_diff_vs_numpy")
-        text += "" if floor is None else f" (floor: numpy-blocks {floor:.2g})"
+        floor = backends(name).get("numpy-2jobs", {}).get("max_abs_diff_vs_numpy")
+        text += "" if floor is None else f" (floor: numpy-2jobs {floor:.2g})"
         return text, max(diffs.values()) <= MAX_DIFF
 
     def speed(name):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from semiscale._memory import parse_memory_budget, proc_field_bytes
+from semiscale._memory import proc_field_bytes
 from semiscale._progress import silenced
 from semiscale.kernels import RBF
 from semiscale.models import NystromLapRLSRegressor
@@ -132,7 +132,7 @@ class Session:
     client: object = None
     facts: dict = field(default_factory=dict)
     gather_bytes: int | None = None
-    memory_budget: int | None = None  # replaces the protocol's (numpy-blocks)
+    n_jobs: int | None = None  # the estimator's (numpy-2jobs)
 
     def new_ops(self, problem):
         """A fresh ops object for one fit (no literal or device copy kept from the last)."""
@@ -207,9 +207,9 @@ def open_session(name: str, protocol, pool: DaskPool | None = None) -> Session:
     """
     if name == "numpy":
         return Session(name, "numpy")
-    if name == "numpy-blocks":
-        budget = parse_memory_budget(protocol.memory_budget) // protocol.floor_budget_divisor
-        return Session(name, "numpy", facts={"memory_budget": budget}, memory_budget=budget)
+    if name == "numpy-2jobs":
+        jobs = protocol.floor_n_jobs
+        return Session(name, "numpy", facts={"n_jobs": jobs}, n_jobs=jobs)
     if name.startswith("dask-"):
         workers = int(name.split("-")[1])
         client = pool.client_with(workers)
@@ -231,7 +231,7 @@ def open_session(name: str, protocol, pool: DaskPool | None = None) -> Session:
     return Session(name, "torch", device=device, facts=facts)
 
 
-def _estimator(protocol, name, memory_budget=None):
+def _estimator(protocol, name, n_jobs=None):
     return NystromLapRLSRegressor(
         kernel=RBF(gamma=protocol.gamma[name]),
         n_centers=protocol.n_centers[name],
@@ -239,7 +239,8 @@ def _estimator(protocol, name, memory_budget=None):
         intrinsic_reg=protocol.intrinsic_reg[name],
         max_iter=protocol.max_iter,
         tol=protocol.tol,
-        memory_budget=memory_budget or protocol.memory_budget,
+        memory_budget=protocol.memory_budget,
+        n_jobs=n_jobs,
         random_state=0,
     )
 
@@ -278,7 +279,7 @@ def measured_fit(session: Session, problem, protocol):
     """Fit once on ``session``: ``(predictions on all points, record fields)``."""
     from semiscale.backends import use_ops
 
-    est = _estimator(protocol, problem.name, session.memory_budget)
+    est = _estimator(protocol, problem.name, session.n_jobs)
     ops, X = session.new_ops(problem), session.X(problem)
     workers_before = session._workers(reset_peak_rss)
     client_before = reset_peak_rss()
