@@ -191,6 +191,12 @@ class _UncachedNumPy(ArrayOps):
     A dask X's ``K_ns`` is never cached (it would gather ``n s`` numbers on the client), and
     the sampled-Hessian preconditioner draws ``t = min(⌈s/8⌉, 256)`` graph rows when ``K_ns``
     is cached, ``⌈s/4⌉`` when not (at least 32 either way, grown alike with the graph's share).
+
+    The two then differ only in the order of the chunk sums of ``K(X, C)ᵀ U``, which these
+    well-conditioned fits carry to ~1e-13.  An ill-conditioned PCG amplifies it to its
+    tolerance, as it does any summation order: two moons of 803 points, ``RBF(gamma="median")``,
+    s = 60 take 28 PCG iterations on NumPy and 18 on Dask, 1.4e-4 apart at ``tol=1e-6``, and
+    NumPy alone moves by 1.8e-4 between ``memory_budget="1MB"`` and the default (other blocks).
     """
 
     def kernel_cache_pays(self, nbytes):
@@ -237,11 +243,11 @@ def test_numpys_default_fit_is_matched_at_a_tight_tol_only(ops):
     # apart on these data), at tol=1e-10 both are the solution to 1e-8
     X, _, y_ssl = _moons(1003)
     L = KNNGraph(n_neighbors=8).fit(X).laplacian_
-    model = NystromLapRLSClassifier(n_centers=200, random_state=0, out_of_sample="kernel")
-    default = clone(model).fit(X, y_ssl, laplacian=L)
-    assert default.solver_info_["cached"] and default.solver_info_["laplacian_rows"] == 512
-    model.set_params(tol=1e-10)
+    model = NystromLapRLSClassifier(
+        n_centers=200, random_state=0, out_of_sample="kernel", tol=1e-10
+    )
     a = clone(model).fit(X, y_ssl, laplacian=L)
+    assert a.solver_info_["cached"] and a.solver_info_["laplacian_rows"] == 512
     with use_ops(ops):
         b = clone(model).fit(da.from_array(X, chunks=(300, 2)), y_ssl, laplacian=L)
     assert b.solver_info_["laplacian_rows"] == 800
@@ -278,16 +284,16 @@ def test_a_dask_x_runs_on_the_default_client_without_a_context(client):
 
 
 def test_a_numpy_x_under_the_dask_backend_is_chunked_by_tasks(ops):
-    X, _, y_ssl = _moons(1003, seed=6)
+    X, _, y_ssl = _moons(600, seed=6)
     L = KNNGraph(n_neighbors=8).fit(X).laplacian_
     ops.chunk_rows = 256
-    model = NystromLapRLSClassifier(n_centers=100, random_state=0, out_of_sample="kernel")
+    model = NystromLapRLSClassifier(n_centers=60, random_state=0, out_of_sample="kernel")
     a = NystromLapRLSClassifier(**model.get_params(deep=False)).fit(X, y_ssl, laplacian=L)
     with semiscale.config_context(backend=ops):
         b = model.fit(X, y_ssl, laplacian=L)
     assert ops.bytes_moved["sent"] >= X.nbytes  # the chunks went out as graph literals
     np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), 1e-8, 1e-10)
-    assert ops.distribute(X).chunks[0] == (256, 256, 256, 235)
+    assert ops.distribute(X).chunks[0] == (256, 256, 88)
 
 
 def test_the_graph_built_on_the_workers_gives_the_same_model(ops):
