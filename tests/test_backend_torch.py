@@ -388,3 +388,89 @@ def test_the_kernel_cache_follows_the_backends_answer(fit_problem):
         )
     small = TorchOps("cpu", resident_bytes=1000)
     assert small.kernel_cache_bytes is None  # the CPU reads a host cache in place, always
+
+
+# ---------------------------------------------------------------- the preconditioner's Gram update
+def feature_gram_case(dtype, kernel):
+    """A Gram update of 35 points, 5 of them centers, through two sparse maps, on a full G."""
+    rng = np.random.default_rng(11)
+    C = rng.standard_normal((40, 3)).astype(dtype)
+    lower, _ = NUMPY.jittered_cholesky(NUMPY.kernel_matrix(kernel, C, C).astype(np.float64))
+    pos = np.full(35, -1)
+    pos[[3, 10, 20, 31, 34]] = [0, 5, 7, 2, 39]
+    A = rng.standard_normal((30, 3)).astype(dtype)  # the 30 points that are not centers
+    maps = [
+        sp.random(50, 35, density=0.1, random_state=1, format="csr"),
+        sp.random(7, 35, density=0.2, random_state=2, format="coo"),
+        sp.csr_matrix((0, 35)),  # a block without rows adds nothing
+        (np.array([0, 3, 17, 34]), np.array([0.5, 0.0, 2.0, 1.5])),  # scaled rows of Φ
+    ]
+    G = np.asfortranarray(rng.standard_normal((40, 40)))
+    return G, lower, A, C, pos, maps
+
+
+@pytest.mark.parametrize("sparse_on_device", [False, True], ids=["scipy-maps", "torch-maps"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kernel", KERNELS[:2], ids=lambda k: type(k).__name__)
+def test_nystrom_feature_gram_equals_numpys(kernel, dtype, sparse_on_device):
+    # DeviceOps: G's device copy is not the host array, so the result must come back into G
+    G0, lower, A, C, pos, maps = feature_gram_case(dtype, kernel)
+    expected = G0.copy(order="F")
+    trace = NUMPY.nystrom_feature_gram(expected, lower, kernel, A, C, pos, maps, 0.7, 10**6)
+    ops = DeviceOps("cpu")
+    ops.sparse_on_device = sparse_on_device
+    G = G0.copy(order="F")
+    got = ops.nystrom_feature_gram(G, lower, kernel, A, C, pos, maps, 0.7, 200_000)
+    close(np.tril(G), np.tril(expected), dtype)
+    assert got == pytest.approx(trace, rel=RTOL[dtype])
+    # the reference: Φ from explicit kernel rows and solves, the maps applied densely
+    Phi = np.empty((35, 40))
+    Phi[pos >= 0] = lower[pos[pos >= 0]]
+    K = kernel(A, C).astype(np.float64)
+    Phi[pos < 0] = np.linalg.solve(lower, K.T).T
+    mapped = [M[1][:, None] * Phi[M[0]] if isinstance(M, tuple) else M @ Phi for M in maps]
+    dense = G0 + 0.7 * sum(R.T @ R for R in mapped)
+    close(np.tril(expected), np.tril(dense), np.float64)
+
+
+def test_nystrom_feature_gram_of_centers_only_needs_no_kernel_rows():
+    G0, lower, _, C, _, maps = feature_gram_case(np.float64, RBF(gamma=0.3))
+    pos = np.arange(35) % 40
+    empty = np.empty((0, 3))
+    expected, G = G0.copy(order="F"), G0.copy(order="F")
+    NUMPY.nystrom_feature_gram(expected, lower, RBF(gamma=0.3), empty, C, pos, maps)
+    TorchOps("cpu").nystrom_feature_gram(G, lower, RBF(gamma=0.3), empty, C, pos, maps)
+    close(np.tril(G), np.tril(expected), np.float64)
+
+
+class UncachedNumPy(ArrayOps):
+    def kernel_cache_pays(self, nbytes):
+        return False
+
+
+class CountingTorchOps(DeviceOps):
+    feature_grams = 0
+
+    def nystrom_feature_gram(self, *args, **kwargs):
+        self.feature_grams += 1
+        return super().nystrom_feature_gram(*args, **kwargs)
+
+
+@pytest.mark.parametrize("estimator", [NystromLapRLSRegressor, NystromLapRLSClassifier])
+def test_a_streamed_fit_builds_its_preconditioner_on_the_device(fit_problem, estimator):
+    # K_ns not cached (as on a GPU): the sampled-Hessian preconditioner's graph rows go through
+    # nystrom_feature_gram, on the device; the fit equals NumPy's (which takes the same path)
+    X, y_reg, y_cls, L = fit_problem
+    y = y_reg if estimator is NystromLapRLSRegressor else y_cls
+    kw = dict(kernel=RBF(gamma=0.3), n_centers=80, tol=1e-10, random_state=0, memory_budget="2MB")
+    ops = CountingTorchOps("cpu")
+    ops.kernel_cache_bytes = 0
+    with use_ops(ops):
+        model = estimator(**kw).fit(X, y, laplacian=L)
+    with use_ops(UncachedNumPy()):
+        reference = estimator(**kw).fit(X, y, laplacian=L)
+    assert not model.solver_info_["cache_filled"] and not reference.solver_info_["cache_filled"]
+    assert ops.feature_grams >= 1
+    assert model.solver_info_["laplacian_rows"] == reference.solver_info_["laplacian_rows"]
+    np.testing.assert_allclose(model.transduction_, reference.transduction_, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(model.predict(X), reference.predict(X), rtol=1e-8, atol=1e-8)

@@ -155,18 +155,39 @@ def two_threads(size, dtype, log):
     return {"n": n, "s": s, "seconds": times}
 
 
-def whole_fit(size, log):
-    n, s, d = size["fit_n"], size["fit_s"], size["d"]
+def fit_problem(n, d, labels):
+    """Points, semi-supervised labels (``labels`` of them) and the chain Laplacian of a fit."""
     X, y = points(n, d, seed=2)
     L = chain_laplacian(X, n_neighbors=5)
     rng = np.random.default_rng(3)
     y_ssl = np.full(n, -1)
-    labeled = rng.choice(n, size["labels"], replace=False)
+    labeled = rng.choice(n, labels, replace=False)
     y_ssl[labeled] = y[labeled]
+    return X, y, y_ssl, L
+
+
+def whole_fit(size, log, backends=("torch", "numpy"), profile_dir=None):
+    """The whole fit on each of ``backends``; torch after an untimed warm-up fit at SMALL size.
+
+    The warm-up starts CUDA and loads its kernels, as the H·α part did before the fit when the
+    script runs whole.  ``profile_dir``: the torch fit is run a second time under cProfile, its
+    35 top functions by cumulative time written to ``profile_dir/fit_profile.txt``.
+    """
+    n, s, d = size["fit_n"], size["fit_s"], size["d"]
+    X, y, y_ssl, L = fit_problem(n, d, size["labels"])
     kw = dict(kernel=RBF(gamma=GAMMA), n_centers=s, random_state=0, tol=1e-8)
     records, unlabeled = {}, y_ssl == -1
-    for name, ops, budget in (("torch", TorchOps(), "4GB"), ("numpy", ArrayOps(), None)):
+    choices = {"torch": (TorchOps, "4GB"), "numpy": (ArrayOps, None)}
+    if "torch" in backends:
+        Xw, _, yw, Lw = fit_problem(SMALL["fit_n"], d, SMALL["labels"])
+        start = time.perf_counter()
+        with use_ops(TorchOps()):
+            NystromLapRLSClassifier(memory_budget="4GB", **kw).fit(Xw, yw, laplacian=Lw)
+        log(f"torch warm-up fit (n = {SMALL['fit_n']:,}): {time.perf_counter() - start:.2f} s")
+    for name in backends:
+        make_ops, budget = choices[name]
         model = NystromLapRLSClassifier(memory_budget=budget, **kw)
+        ops = make_ops()
         with use_ops(ops):
             start = time.perf_counter()
             model.fit(X, y_ssl, laplacian=L)
@@ -178,20 +199,42 @@ def whole_fit(size, log):
             "n_iter": int(np.max(model.n_iter_)),
             "cache_filled": bool(info.get("cache_filled")),
             "accuracy_unlabeled": float(np.mean(model.transduction_[unlabeled] == y[unlabeled])),
+            "solver_seconds": {
+                k: v for k, v in info.items() if k.endswith("_seconds") and isinstance(v, float)
+            },
+            "laplacian_rows": info.get("laplacian_rows"),
+            "timings": dict(model.timings_),
+            "bytes_moved": dict(getattr(ops, "bytes_moved", {})),
             "transduction": model.transduction_,
             "decision": model.decision_function(X[:1000]),
         }
-        log(f"fit {name}: {seconds:.2f} s, {records[name]['n_iter']} iterations")
-    difference = np.abs(records["torch"]["decision"] - records["numpy"]["decision"]).max()
-    same = float(np.mean(records["torch"]["transduction"] == records["numpy"]["transduction"]))
+        log(f"fit {name}: {seconds:.2f} s, {records[name]['n_iter']} iterations, "
+            f"{records[name]['solver_seconds']}, {records[name]['bytes_moved']}")  # fmt: skip
+    if profile_dir is not None and "torch" in backends:
+        import cProfile
+        import io
+        import pstats
+
+        profiler = cProfile.Profile()
+        with use_ops(TorchOps()):
+            profiler.enable()
+            NystromLapRLSClassifier(memory_budget="4GB", **kw).fit(X, y_ssl, laplacian=L)
+            profiler.disable()
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(35)
+        (profile_dir / "fit_profile.txt").write_text(text.getvalue())
+        log("profiled torch fit written to fit_profile.txt")
+    result = {
+        "n": n, "s": s, "d": d, "labels": size["labels"], "device": str(TorchOps().device),
+    }  # fmt: skip
+    if "torch" in records and "numpy" in records:
+        difference = np.abs(records["torch"]["decision"] - records["numpy"]["decision"]).max()
+        same = np.mean(records["torch"]["transduction"] == records["numpy"]["transduction"])
+        result["max_decision_difference_first_1000"] = float(difference)
+        result["same_transduction_fraction"] = float(same)
     for record in records.values():
         del record["transduction"], record["decision"]
-    return {
-        "n": n, "s": s, "d": d, "labels": size["labels"],
-        "device": str(TorchOps().device), **records,
-        "max_decision_difference_first_1000": float(difference),
-        "same_transduction_fraction": same,
-    }  # fmt: skip
+    return {**result, **records}
 
 
 def sparse_products(size, repeats, log):
@@ -240,6 +283,27 @@ def summary(results):
         f"{results['environment']['cpu_count']} CPU cores; torch "
         f"{results['environment']['torch']}.  Command: `{results['command']}`.",
         "",
+    ]
+    if "hessian_products" in results:
+        lines += hessian_summary(results)
+    lines += fit_summary(results["whole_fit"])
+    if "sparse_products" in results:
+        r = results["sparse_products"]
+        scipy_median = statistics.median(r["scipy_seconds"])
+        torch_median = statistics.median(r["torch_seconds"])
+        lines += [
+            "",
+            "## Sparse L @ u",
+            "",
+            f"n = {r['n']:,}, nnz = {r['nnz']:,}: SciPy {scipy_median:.4f} s, torch "
+            f"({r['device']}, L kept on the device) {torch_median:.4f} s (medians of "
+            f"{len(r['scipy_seconds'])}).",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def hessian_summary(results):
+    lines = [
         "## H·α (one Nyström LapRLS Hessian product, both kernel passes)",
         "",
         "| n | s | d | dtype | device | torch median (s) | torch first call (s) | NumPy (s) "
@@ -254,43 +318,46 @@ def summary(results):
             f"| {r['max_relative_difference']:.1e} "
             f"| {statistics.median(r['numpy_2_threads']['seconds']):.3f} |"
         )
-    fit = results["whole_fit"]
     lines += [
         "",
         "NumPy uses every core of this machine (`n_jobs=None`), once per dtype; torch the median "
         "of the calls after the first (which uploads X).  The last column is NumPy on 2 threads "
         "at a hundredth of the work (n/10, s/10): about 1/100 of a 2-core full-size product.",
         "",
+    ]
+    return lines
+
+
+def fit_summary(fit):
+    lines = [
         f"## Whole NystromLapRLSClassifier fit (n = {fit['n']:,}, s = {fit['s']:,}, "
         f"d = {fit['d']}, {fit['labels']:,} labels, precomputed chain Laplacian)",
         "",
-        "| backend | memory_budget | seconds | iterations | K_ns cached | accuracy (unlabeled) |",
-        "|---|---|---|---|---|---|",
+        "| backend | memory_budget | seconds | iterations | K_ns cached | accuracy (unlabeled) "
+        "| preconditioner (s) | PCG iterations (s) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name in ("torch", "numpy"):
+        if name not in fit:
+            continue
         r = fit[name]
+        secs = r.get("solver_seconds", {})
+        pre, its = (
+            secs.get(k, float("nan")) for k in ("preconditioner_seconds", "iterations_seconds")
+        )
         lines.append(
             f"| {name} ({fit['device'] if name == 'torch' else 'CPU'}) | {r['memory_budget']} "
             f"| {r['seconds']:.2f} | {r['n_iter']} | {r['cache_filled']} "
-            f"| {r['accuracy_unlabeled']:.4f} |"
+            f"| {r['accuracy_unlabeled']:.4f} | {pre:.2f} | {its:.2f} |"
         )
-    lines += [
-        "",
-        f"Same transduction on {fit['same_transduction_fraction']:.4%} of the points; largest "
-        "decision difference on the first 1,000 points "
-        f"{fit['max_decision_difference_first_1000']:.1e}.",
-        "",
-        "## Sparse L @ u",
-        "",
-    ]
-    r = results["sparse_products"]
-    scipy_median = statistics.median(r["scipy_seconds"])
-    torch_median = statistics.median(r["torch_seconds"])
-    lines.append(
-        f"n = {r['n']:,}, nnz = {r['nnz']:,}: SciPy {scipy_median:.4f} s, torch ({r['device']}, "
-        f"L kept on the device) {torch_median:.4f} s (medians of {len(r['scipy_seconds'])})."
-    )
-    return "\n".join(lines) + "\n"
+    if "same_transduction_fraction" in fit:
+        lines += [
+            "",
+            f"Same transduction on {fit['same_transduction_fraction']:.4%} of the points; largest "
+            "decision difference on the first 1,000 points "
+            f"{fit['max_decision_difference_first_1000']:.1e}.",
+        ]
+    return lines
 
 
 def main(argv=None):
@@ -298,7 +365,18 @@ def main(argv=None):
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--small", action="store_true", help="n = 20,000: a check that it runs")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--only", choices=("all", "fit"), default="all",
+        help="fit: the whole fit alone (no H·α, no L @ u)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--backends", default="torch,numpy", help="the whole fit's backends (comma-separated)"
+    )
+    parser.add_argument("--profile", action="store_true", help="a cProfiled second torch fit")
     args = parser.parse_args(argv)
+    backends = tuple(b for b in args.backends.split(",") if b)
+    if not backends or set(backends) - {"torch", "numpy"}:
+        parser.error(f"--backends must name torch and/or numpy, got {args.backends!r}")
     size = SMALL if args.small else FULL
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -308,10 +386,16 @@ def main(argv=None):
 
     command = "python benchmarks/scripts/gpu_backends.py --out " + str(args.out)
     command += " --small" if args.small else ""
+    if args.only != "all":
+        command += f" --only {args.only} --backends {','.join(backends)}"
+    command += " --profile" if args.profile else ""
     results = {"command": command, "environment": environment(), "size": size}
-    results["hessian_products"] = hessian_products(size, args.repeats, log)
-    results["whole_fit"] = whole_fit(size, log)
-    results["sparse_products"] = sparse_products(size, args.repeats, log)
+    if args.only == "all":
+        results["hessian_products"] = hessian_products(size, args.repeats, log)
+    profile_dir = args.out if args.profile else None
+    results["whole_fit"] = whole_fit(size, log, backends, profile_dir)
+    if args.only == "all":
+        results["sparse_products"] = sparse_products(size, args.repeats, log)
     results["total_seconds"] = time.perf_counter() - started
     (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     (args.out / "summary.md").write_text(summary(results))

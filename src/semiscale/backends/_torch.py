@@ -467,3 +467,68 @@ class TorchOps(ArrayOps):
         X = self.torch.cholesky_solve(B_dev, self._kept(L, dtype), upper=False)
         host = self._to_host(X, dtype)
         return host if B.ndim == 2 else host[:, 0]
+
+    # ------------------------------------------------------------------ preconditioner
+    def nystrom_feature_gram(
+        self, G, lower, kernel, A, B, center_pos, maps, weight=1.0, memory_budget=None
+    ):
+        """:meth:`ArrayOps.nystrom_feature_gram
+        <semiscale.linalg.ops.ArrayOps.nystrom_feature_gram>` on the device: the kernel rows,
+        the features ``Φ`` (one triangular solve per kernel block) and the mapped rows ``M_k Φ``
+        stay there, ``G`` goes up once and comes back once (``s²`` numbers each way, against
+        ``u s`` kernel rows and features and ``r s`` mapped rows that NumPy's steps through this
+        layer would move).  No synchronisation before ``G`` comes back.
+
+        ``G`` is updated whole (``G += weight · RᵀR``, a GEMM where NumPy's ``syrk`` writes the
+        lower triangle only): its upper triangle is unspecified either way.
+        """
+        ok = isinstance(G, np.ndarray) and G.dtype == np.float64 and G.flags.f_contiguous
+        ok = ok and _floating(lower) and all(sp.issparse(M) or isinstance(M, tuple) for M in maps)
+        planned = self._plan(kernel, A, B) if ok and A.shape[0] else None
+        if not ok or (A.shape[0] and planned is None):
+            return super().nystrom_feature_gram(
+                G, lower, kernel, A, B, center_pos, maps, weight, memory_budget
+            )
+        torch, f64 = self.torch, np.dtype(np.float64)
+        center_pos = np.asarray(center_pos)
+        on_center = center_pos >= 0
+        L_dev = self._kept(np.asarray(lower, dtype=f64), f64)
+        s = L_dev.shape[0]
+        # Φ = K T⁻¹ by rows (u × s, row-major: the sparse maps read it by rows)
+        Phi = torch.empty((center_pos.size, s), dtype=torch.float64, device=self.device)
+        if on_center.any():
+            rows_on = self._to_device(np.flatnonzero(on_center), np.int64)
+            Phi[rows_on] = L_dev[self._to_device(center_pos[on_center], np.int64)]
+        if planned is not None:
+            plan, per_row, fixed, _ = planned
+            other = None if not on_center.any() else np.flatnonzero(~on_center)
+            rows = self._rows(plan.n_rows, per_row, fixed, memory_budget, 0)
+            for sl in row_slices(plan.n_rows, rows):
+                # X T⁻¹ = X (Tᵀ)ᵀ⁻¹: a right solve with the upper factor T = (Tᵀ)ᵀ
+                K = plan.block(sl).to(torch.float64)
+                solved = torch.linalg.solve_triangular(L_dev.mT, K, upper=True, left=False)
+                del K
+                if other is None:
+                    Phi[sl] = solved
+                else:
+                    Phi[self._to_device(other[sl], np.int64)] = solved
+        G_dev = self._to_device(G, f64)
+        before = G_dev.diagonal().sum()
+        for M in maps:
+            if isinstance(M, tuple):  # (columns, scale): a selection of scaled rows of Φ
+                columns = self._to_device(np.asarray(M[0], dtype=np.int64), np.int64)
+                scale = self._to_device(np.asarray(M[1], dtype=f64), f64)
+                mapped = Phi[columns] * scale[:, None]
+            elif not M.shape[0]:
+                continue
+            elif self.sparse_on_device:
+                with warnings.catch_warnings():  # "sparse CSR support is in beta"
+                    warnings.simplefilter("ignore", UserWarning)
+                    mapped = self._csr(M, f64) @ Phi
+            else:  # SciPy's product on the CPU device's memory (torch's CSR product is slower)
+                mapped = torch.from_numpy(np.asarray(M.tocsr() @ Phi.numpy()))
+            G_dev.addmm_(mapped.mT, mapped, alpha=float(weight))
+            del mapped
+        trace = G_dev.diagonal().sum() - before
+        np.copyto(G, self._to_host(G_dev, f64, "F"))
+        return float(trace)

@@ -416,6 +416,21 @@ class NystromLapRLSHessian(LinearOperator):
         K = get_ops().kernel_matrix(self.kernel, self.X[index], self.centers_, self.memory_budget)
         return np.asarray(K, dtype=self.dtype)
 
+    def kernel_rows_operands(self, index):
+        """``(kernel, A, B, memory_budget)`` whose ``kernel_matrix`` is :meth:`kernel_rows`.
+
+        None when the rows are read from the stored ``K_ns``.  Optional member of the
+        :class:`~semiscale.linalg.system.NystromSystem` protocol: a preconditioner hands the
+        operands to one layer call (:meth:`~semiscale.linalg.ops.ArrayOps.nystrom_feature_gram`)
+        so that a backend on another device computes the rows there and keeps them there.
+        """
+        index = _index(index, self.n_samples_, "index")
+        if self._rows is None and self._use_cache():
+            return None
+        if self._rows is None:
+            self._rent(index.size)
+        return self.kernel, self.X[index], self.centers_, self.memory_budget
+
     def center_positions(self, index):
         """Position among the centers of each point ``X[index]`` that is a center, else −1.
 

@@ -643,6 +643,71 @@ class ArrayOps:
             H[:, cols] = matmat(E)
         return self.symmetrize(H)
 
+    def nystrom_feature_gram(
+        self, G, lower, kernel, A, B, center_pos, maps, weight=1.0, memory_budget=None
+    ):
+        r"""``G += weight · Σ_k (M_k Φ)ᵀ (M_k Φ)`` for the Nyström features of ``u`` points.
+
+        ``Φ`` (``u × s``) holds the features ``φ = K(x, C) T⁻¹`` of the points
+        (:class:`~semiscale.linalg.system.NystromFactor`, ``lower = Tᵀ``): a point whose
+        ``center_pos`` is ``j ≥ 0`` is center ``j`` and its feature is ``lower``'s row ``j``
+        (no kernel row, no solve); the others' kernel rows are ``K(A, B)``, one row of ``A``
+        per point with ``center_pos < 0``, in order.  Each sparse ``M_k`` (``r_k × u``) maps
+        the features to the rows of one Gram update (BLAS ``syrk`` on ``G``'s lower triangle);
+        a map given as a pair ``(columns, scale)`` is the selection ``M_k = diag(scale) E``
+        with ``E``'s rows the unit rows ``e_{columns_i}`` (rows ``scale_i φ_{columns_i}``,
+        without a sparse product).
+        The sampled-Hessian preconditioner's graph term is one call per block of sampled
+        points (its edge incidence rows and its diagonal rows), so that a backend on another
+        device keeps ``K(A, B)``, ``Φ`` and the ``M_k Φ`` there and returns only ``G``.
+
+        Parameters
+        ----------
+        G : ndarray of shape (s, s)
+            Fortran-ordered float64, updated in place (lower triangle).
+        lower : ndarray of shape (s, s)
+            ``Tᵀ``, lower triangular.
+        kernel : Kernel
+        A : ndarray of shape (a, d)
+            The points that are not centers (``a`` = number of ``center_pos < 0``).
+        B : ndarray of shape (s, d)
+            The centers.
+        center_pos : ndarray of int, shape (u,)
+        maps : sequence of sparse matrices of shape (r_k, u) or of pairs (columns, scale)
+            ``columns`` integer and ``scale`` float arrays of shape (r_k,).
+        weight : float
+        memory_budget : int, str or None
+            For the kernel rows (:meth:`kernel_matrix`).
+
+        Returns
+        -------
+        float
+            The trace added to ``G``.
+        """
+        center_pos = np.asarray(center_pos)
+        on_center = center_pos >= 0
+        F = None
+        if A.shape[0]:
+            # The kernel rows are a fresh array: solve in place.
+            K_t = np.asarray(self.kernel_matrix(kernel, A, B, memory_budget), np.float64).T
+            F = self.solve_triangular(lower, K_t, lower=True, overwrite_b=True)
+        if on_center.any():
+            solved, F = F, np.empty((lower.shape[0], center_pos.size), order="F")
+            F[:, on_center] = lower[center_pos[on_center]].T
+            if solved is not None:
+                F[:, ~on_center] = solved
+        trace = 0.0
+        for M in maps:
+            if isinstance(M, tuple):  # (columns, scale): the rows scale_i φ_{columns_i}
+                rows_t = F[:, M[0]] * M[1]
+            else:
+                rows_t = np.asarray(self.sparse_matmul(M, F.T).T)
+            if rows_t.shape[1]:
+                before = np.trace(G)
+                self.syrk(G, rows_t, weight)
+                trace += float(np.trace(G) - before)
+        return trace
+
 
 def _order(A):
     """The order of a square matrix (0 for anything else: no worker thread)."""

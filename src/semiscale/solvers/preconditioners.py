@@ -451,12 +451,15 @@ def _add_laplacian_rows(G, factor, W, c, sample, weight):
     R = np.sort(sample)
     degree = W.nnz / max(W.shape[0], 1) + 1
     trace, lam_I, ops = 0.0, factor.system.intrinsic_lambda, get_ops()
+    # the system's kernel operands (optional protocol member; None when K_ns is stored)
+    operands = getattr(factor.system, "kernel_rows_operands", None)
     for sl in _chunks(R.size, 2 * degree, factor.system):
         Rb = R[sl]
         half = sp.coo_matrix(W[Rb])  # half-edges (r -> j), weight W_rj / 2 each
         U = np.union1d(Rb, half.col)
         pos_r = np.searchsorted(U, Rb)
-        F = factor.features_t(U)  # (s, |U|)
+        pos_U = factor.system.center_positions(U)
+        rows = None if operands is None else operands(U[pos_U < 0])
         root = np.sqrt(half.data / 2 * weight)
         n_edges = half.data.size
         # Edge incidence rows: +√(w/2) at the sampled point, −√(w/2) at its neighbour.
@@ -470,6 +473,16 @@ def _add_laplacian_rows(G, factor, W, c, sample, weight):
             ),
             shape=(n_edges, U.size),
         )
+        if rows is not None:
+            # One layer call from the kernel rows to G: a device backend keeps the rows, the
+            # features and the edge rows where it computes them.  The diagonal rows √(c_r w) φ_r
+            # are the selection (pos_r, scale), as in the step-by-step path below.
+            diagonal = (pos_r, np.sqrt(c[Rb] * weight))
+            trace += ops.nystrom_feature_gram(
+                G, factor.lower, *rows[:3], pos_U, [incidence, diagonal], lam_I, rows[3]
+            )
+            continue
+        F = factor.features_t(U)  # (s, |U|)
         edges_t = np.asarray(ops.sparse_matmul(incidence, F.T).T)
         trace += factor.add_gram(G, edges_t, lam_I)
         trace += factor.add_gram(G, F[:, pos_r] * np.sqrt(c[Rb] * weight), lam_I)
