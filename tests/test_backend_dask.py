@@ -320,6 +320,20 @@ def test_an_estimator_that_cannot_run_on_dask_refuses_a_dask_x(client):
         LapRLSClassifier().fit(da.from_array(X, chunks=(100, 2)), y_ssl)
 
 
+def test_a_dask_x_of_the_wrong_form_is_refused_before_any_task(client):
+    X, _, y_ssl = _moons(200)
+    Xd, model = da.from_array(X, chunks=(100, 2)), NystromLapRLSClassifier(n_centers=20)
+    with pytest.raises(ValueError, match=r"unknown chunk sizes.*X\.compute_chunk_sizes\(\)"):
+        model.fit(Xd[Xd[:, 0] > -10], y_ssl)
+    csr = Xd.map_blocks(sp.csr_matrix, meta=sp.csr_matrix((0, 0)))
+    with pytest.raises(TypeError, match=r"csr_matrix chunks.*dense NumPy chunks.*toarray"):
+        model.fit(csr, y_ssl)
+    with pytest.raises(ValueError, match="X must be numeric"):
+        model.fit(da.from_array(np.full((200, 2), "a"), chunks=(100, 2)), y_ssl)
+    with pytest.raises(ValueError, match="X must be a 2-D dask array"):
+        model.fit(Xd[:, 0], y_ssl)
+
+
 def test_without_a_running_client_the_error_names_client(monkeypatch):
     def no_client():
         raise ValueError("No clients found")

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
-from ._arrays import is_dask_array
+from ._arrays import check_dask_array, is_dask_array
 from ._pairs import _check_magnitude
 
 try:  # scikit-learn >= 1.6
@@ -115,27 +115,7 @@ def _validate_dask_X(estimator, X, *, reset: bool, min_samples: int):
     import dask
     import dask.array as da
 
-    if X.ndim != 2:
-        raise ValueError(
-            f"X must be a 2-D dask array (n_samples, n_features), got {X.ndim} dimension(s)"
-        )
-    if any(np.isnan(size) for sizes in X.chunks for size in sizes):
-        raise ValueError(
-            "X has unknown chunk sizes (nan): call X.compute_chunk_sizes() first (or build X "
-            "with known chunk sizes)"
-        )
-    meta = getattr(X, "_meta", None)
-    if meta is not None and not isinstance(meta, np.ndarray):
-        raise TypeError(
-            f"X is a dask array of {type(meta).__name__} chunks; only dense NumPy chunks are "
-            "supported: use X.map_blocks(lambda b: b.toarray())"
-        )
-    if np.dtype(X.dtype).kind not in "biuf":
-        raise ValueError(f"X must be numeric, got a dask array of dtype {X.dtype}")
-    if np.dtype(X.dtype) not in FLOAT_DTYPES:
-        X = X.astype(np.float64)
-    if len(X.chunks[1]) > 1:
-        X = X.rechunk({1: -1})
+    X = check_dask_array(X)
     if X.shape[0] < min_samples:
         raise ValueError(
             f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum of "
