@@ -138,7 +138,7 @@ def test_the_targets_judge_the_recorded_numbers(tmp_path):
     assert "every backend predicts as NumPy to 1e-08: **PASS**" in summary
     assert "at most 1.5x NumPy's fit time: **FAIL**" in summary
     assert "| torch-cuda | not run: no GPU here |" in summary
-    assert "| dask-2 | 1 | 16 (1.60x) | 3 |" in summary and "80 MiB, 80 MiB" in summary
+    assert "| dask-2 | 1 | 16 (1.60x; min 16) | 3 |" in summary and "80 MiB, 80 MiB" in summary
     assert "### synthetic_6k: the cost model for N machines" in summary
     results = json.loads(Path(paths[0]).read_text())
     dask = results["datasets"][name]["backends"]["dask-1"]
