@@ -158,6 +158,17 @@ def test_unknown_chunk_sizes_and_sparse_chunks_are_refused_clearly():
     Xs = X.map_blocks(sparse.csr_matrix, meta=sparse.csr_matrix((0, 0)))
     with pytest.raises(TypeError, match="csr_matrix chunks.*dense NumPy chunks"):
         check_dask_X(Xs)
+    # the checks of every dask X (semiscale._arrays.check_dask_array): a ValueError for a
+    # non-numeric dtype, as the search of a NumPy X of strings and the estimators' validation
+    with pytest.raises(ValueError, match="X must be numeric, got a dask array of dtype"):
+        check_dask_X(da.from_array(np.array([["a", "b"], ["c", "d"]]), chunks=(1, 2)))
+    with pytest.raises(ValueError, match="2-D dask array"):
+        check_dask_X(X[:, 0])
+    with pytest.raises(ValueError, match="X has no rows"):
+        check_dask_X(X[:0])
+    with pytest.raises(TypeError, match="X must be a dask array here, got ndarray"):
+        check_dask_X(_points(10, 3))
+    assert check_dask_X(X.astype(np.int32)).dtype == np.float64
 
 
 def test_approximate_search_queries_every_chunks_index(client):

@@ -50,7 +50,7 @@ import io
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .._arrays import is_dask_array
+from .._arrays import check_dask_array, is_dask_array
 from .._pairs import _check_magnitude
 from .._random import check_random_state
 from ..graph._brute import (
@@ -88,45 +88,27 @@ __all__ = [
 #: of merges of at most this many, so that no task holds more than 8 ``n_i × k`` tables.
 MERGE_FAN_IN = 8
 
-_FIX_CHUNKS = "call X.compute_chunk_sizes() first (or build X with known chunk sizes)"
-
 
 def check_dask_X(X, *, name: str = "X"):
     """A dask array ``X`` ready for the distributed search: 2-D, float, chunked by rows only.
 
-    Lazy: nothing is computed.  Integer and boolean arrays become float64 (as scikit-learn's
-    ``check_array`` does); a chunking along the columns is undone (one column chunk); finiteness
-    and magnitude are checked in the tasks that read each chunk (:func:`_check_chunk`).
+    Lazy: nothing is computed.  The checks of every dask ``X``
+    (:func:`semiscale._arrays.check_dask_array`: 2-D, known chunk sizes, dense NumPy chunks,
+    numeric with integers and booleans to float64, one chunk along the columns), and at least
+    one row; finiteness and magnitude are checked in the tasks that read each chunk
+    (:func:`_check_chunk`).
 
     Raises
     ------
     TypeError
-        For a dask array of sparse chunks or of a non-numeric dtype.
+        For an ``X`` that is not a dask array, or a dask array of sparse chunks.
     ValueError
-        For a dask array that is not 2-D or whose chunk sizes are unknown.
+        For a dask array that is not 2-D, whose chunk sizes are unknown, whose dtype is not
+        numeric, or that has no rows.
     """
     if not is_dask_array(X):
         raise TypeError(f"{name} must be a dask array here, got {type(X).__name__}")
-    if X.ndim != 2:
-        raise ValueError(
-            f"{name} must be a 2-D dask array (n_samples, n_features), got {X.ndim} dimension(s)"
-        )
-    if any(np.isnan(size) for sizes in X.chunks for size in sizes):
-        raise ValueError(f"{name} has unknown chunk sizes (nan): {_FIX_CHUNKS}")
-    meta = getattr(X, "_meta", None)
-    if meta is not None and not isinstance(meta, np.ndarray):
-        raise TypeError(
-            f"{name} is a dask array of {type(meta).__name__} chunks; the distributed kNN search "
-            f"needs dense NumPy chunks: use {name}.map_blocks(lambda b: b.toarray()) or "
-            f"{name}.compute() for the single-machine search"
-        )
-    kind = np.dtype(X.dtype).kind
-    if kind not in "biuf":
-        raise TypeError(f"{name} must be numeric, got a dask array of dtype {X.dtype}")
-    if np.dtype(X.dtype) not in (np.float32, np.float64):
-        X = X.astype(np.float64)
-    if len(X.chunks[1]) > 1:
-        X = X.rechunk({1: -1})
+    X = check_dask_array(X, name=name)
     if X.shape[0] < 1:
         raise ValueError(f"{name} has no rows")
     return X
