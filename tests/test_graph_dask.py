@@ -22,6 +22,7 @@ from dask.utils import key_split  # noqa: E402
 
 from semiscale.backends._dask_knn import (  # noqa: E402
     MERGE_FAN_IN,
+    _compute,
     _merge,
     _pair_task,
     check_dask_X,
@@ -228,10 +229,29 @@ def test_a_worker_killed_during_the_search_never_yields_a_different_graph(client
     try:
         got = KNNGraph(n_neighbors=8).fit(da.from_array(X, chunks=(500, 3))).laplacian_
     except RuntimeError as error:  # the scheduler gave up: a clear error, never a graph
-        assert "lost its workers" in str(error) and error.__cause__ is not None
+        assert "worker was lost during the distributed kNN search" in str(error)
+        assert error.__cause__ is not None
     else:
         assert killed.is_set()  # the worker died during the search
         assert abs(got - want).max() <= 1e-12  # its lost tasks were run again
     finally:
         killer.join()
         client.wait_for_workers(2, timeout=60)
+
+
+def test_a_search_whose_scheduler_gives_up_is_the_clear_error(client):
+    # what the scheduler raises once a task's workers died allowed-failures times: the error
+    # DaskOps raises too (semiscale.backends._dask_errors), the cause chained
+    def gave_up():
+        from types import SimpleNamespace
+
+        worker = SimpleNamespace(address="tcp://127.0.0.1:1")
+        raise distributed.scheduler.KilledWorker("a-pair", worker, 3)
+
+    import dask
+
+    with pytest.raises(
+        RuntimeError, match="lost during the distributed kNN.*allowed-failures"
+    ) as info:
+        _compute(dask.delayed(gave_up)())
+    assert isinstance(info.value.__cause__, distributed.scheduler.KilledWorker)

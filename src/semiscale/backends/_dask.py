@@ -32,6 +32,7 @@ from .._pairs import result_dtype
 from ..graph.knn import resolve_method
 from ..linalg import streaming
 from ..linalg.ops import ArrayOps
+from ._dask_errors import LOST, lost_worker_error
 from ._dask_knn import _pair_task, _tree_merge
 from ._dask_tasks import chunk_matmul, chunk_matrix, chunk_rmatmul
 
@@ -56,13 +57,6 @@ TARGET_CHUNK_BYTES = 64 << 20
 
 #: s-side literals kept on the cluster between products (centers of the current fits).
 _KEPT_LITERALS = 4
-
-#: The exceptions of a scheduler that gave up on a task or lost its results.
-_LOST = (
-    distributed.scheduler.KilledWorker,
-    distributed.client.FutureCancelledError,
-    distributed.comm.core.CommClosedError,
-)
 
 
 def _nbytes(result):
@@ -188,12 +182,8 @@ class DaskOps(ArrayOps):
         try:
             futures = client.compute(tasks)
             results = client.gather(futures)
-        except _LOST as error:
-            raise RuntimeError(
-                f"a Dask worker was lost during {what} and the scheduler gave up on its task; "
-                "rerun the fit (X is recomputable: its chunks are created by tasks) or raise "
-                "distributed's allowed-failures (distributed.scheduler.allowed-failures)"
-            ) from error
+        except LOST as error:
+            raise lost_worker_error(what, error) from error
         self.bytes_moved["received"] += sum(_nbytes(part) for part in results)
         return results
 

@@ -40,7 +40,8 @@ index, so the query work grows with the number of chunks (``C·n`` queries).
 
 The chunks are the user's dask array, created by tasks: the scheduler recomputes a chunk lost
 with a worker and retries the tasks that needed it.  When it gives up (``KilledWorker``) the
-search raises a :class:`RuntimeError` naming the cause; it never returns a partial table.
+search raises the :class:`RuntimeError` of
+:func:`~semiscale.backends._dask_errors.lost_worker_error`; it never returns a partial table.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ from ..graph._hnsw import (
 )
 from ..linalg.ops import get_ops
 from ..linalg.streaming import DISTANCE_BLOCK_MULTIPLY_ADDS, DISTANCE_BLOCK_ROWS
+from ._dask_errors import LOST, lost_worker_error
 
 __all__ = [
     "MERGE_FAN_IN",
@@ -377,30 +379,17 @@ def _tree_merge(delayed, tables):
 def _compute(*objects):
     """Compute on the current DaskOps' client, else dask's default scheduler (the default
     client when there is one).  A scheduler that gave up on a task (a worker lost more often
-    than it retries, a cancelled result) raises a RuntimeError that says so: no partial table
-    ever reaches the caller."""
+    than it retries, a cancelled result) raises the RuntimeError of
+    :func:`~semiscale.backends._dask_errors.lost_worker_error`: no partial table ever reaches
+    the caller."""
     import dask
 
     ops = get_ops()
     client = getattr(ops, "client", None) if getattr(ops, "name", None) == "dask" else None
     try:
-        import distributed
-
-        lost = (
-            distributed.scheduler.KilledWorker,
-            distributed.client.FutureCancelledError,
-            distributed.comm.core.CommClosedError,
-        )
-    except ImportError:  # pragma: no cover - dask without distributed: local schedulers
-        lost = ()
-    try:
         return dask.compute(*objects, **({"scheduler": client} if client is not None else {}))
-    except lost as exc:
-        raise RuntimeError(
-            "the distributed kNN search lost its workers: the scheduler gave up on a task "
-            f"({type(exc).__name__}: {exc}); no graph was built. Check the workers' memory "
-            "limits and logs, and fit again"
-        ) from exc
+    except LOST as exc:
+        raise lost_worker_error("the distributed kNN search", exc) from exc
 
 
 def dask_gather_rows(X, rows) -> np.ndarray:
