@@ -258,6 +258,7 @@ def _scaling_lines(name, entry) -> list[str]:
         f"transfers included) and the client's serial rest {one['serial_seconds']:.3f} s "
         "(the gaps between passes: L u, the PCG vectors, the preconditioner).  "
         f"n = {p['n']:,}, s = {p['n_centers']}, r = 1, "
+        "X in max(p, N) chunks (p measured; at least one per machine), "
         f"B(N) = 16 n r + 8 s r (1 + max(p, N)) bytes at "
         f"{model['network_bytes_per_second'] / 1e9:g} GB/s (10 Gb/s Ethernet: an assumption).",
         "",
