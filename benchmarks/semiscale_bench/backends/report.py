@@ -393,6 +393,15 @@ def render(bench, protocol, store, out) -> list[str]:
             f"{graph['seconds']:.1f} s, the same for every backend).",
             "",
         ]
+        notes = [
+            f"- {backend}: {reason}"
+            for backend in protocol.methods
+            for reason in [protocol.plan(backend, name, None)[1]]
+            if reason
+        ]
+        repeats, why = protocol.repeats_for(name)
+        notes += [f"- {repeats} repeat(s): {why}"] if why else []
+        lines += notes + ([""] if notes else [])
         numpy_seconds = entry["backends"].get("numpy", {}).get("fit_seconds_median")
         rows = [_row(b, summary, numpy_seconds) for b, summary in entry["backends"].items()]
         lines += md_table(_COLUMNS, rows) + [""]
