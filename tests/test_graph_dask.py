@@ -19,6 +19,7 @@ distributed = pytest.importorskip("distributed", reason="the tests run a distrib
 
 from dask.core import get_dependencies  # noqa: E402
 from dask.utils import key_split  # noqa: E402
+from sklearn.neighbors import NearestNeighbors  # noqa: E402
 
 from semiscale.backends._dask_knn import (  # noqa: E402
     MERGE_FAN_IN,
@@ -27,10 +28,11 @@ from semiscale.backends._dask_knn import (  # noqa: E402
     _pair_task,
     check_dask_X,
     check_distributed_ann_library,
+    new_points_plan,
     search_plan,
 )
 from semiscale.graph import KNNGraph  # noqa: E402
-from semiscale.graph.knn import kneighbors, search  # noqa: E402
+from semiscale.graph.knn import kneighbors, resolve_method, search  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -255,3 +257,20 @@ def test_a_search_whose_scheduler_gives_up_is_the_clear_error(client):
     ) as info:
         _compute(dask.delayed(gave_up)())
     assert isinstance(info.value.__cause__, distributed.scheduler.KilledWorker)
+
+
+@pytest.mark.parametrize("d", [3, 20])  # k-d tree and brute-force pair tasks
+def test_new_points_are_searched_among_the_chunks_with_one_copy_of_them(client, d):
+    X, Q = _points(430, d, seed=6), _points(40, d, seed=7)
+    backend = resolve_method("exact", 430, d)
+    assert backend == ("kdtree" if d == 3 else "brute")
+    plan = new_points_plan(da.from_array(X, chunks=(100, d)), Q, 5, backend)
+    graph = dict(plan.__dask_graph__())
+    # Q is one graph literal read by the 5 pair tasks, not a copy in each task's arguments
+    literals = [key for key in graph if str(key).startswith("semiscale-queries-")]
+    assert len(literals) == 1
+    assert sum(key_split(key) == "pair_task" for key in graph) == 5
+    dist, ind = plan.compute()
+    want_dist, want_ind = NearestNeighbors(n_neighbors=5).fit(X).kneighbors(Q)
+    np.testing.assert_array_equal(ind, want_ind)
+    np.testing.assert_allclose(dist, want_dist, rtol=0, atol=1e-12)

@@ -33,7 +33,7 @@ from ..graph.knn import resolve_method
 from ..linalg import streaming
 from ..linalg.ops import ArrayOps
 from ._dask_errors import LOST, lost_worker_error
-from ._dask_knn import _pair_task, _tree_merge
+from ._dask_knn import new_points_plan
 from ._dask_tasks import chunk_matmul, chunk_matrix, chunk_rmatmul
 
 try:
@@ -416,7 +416,8 @@ class DaskOps(ArrayOps):
         """The ``k`` nearest rows of the dask ``X`` to each row of a local ``Q`` (new points).
 
         The exact search of :func:`KNNGraph().fit(X) <semiscale.graph.knn.search>` on a dask
-        ``X`` (:mod:`semiscale.backends._dask_knn`), with ``Q`` as the queries: one task per
+        ``X`` (:func:`~semiscale.backends._dask_knn.new_points_plan`), with ``Q`` as the
+        queries (sent as one graph literal, counted in :attr:`bytes_moved`): one task per
         chunk ``X_c`` (the k-d tree for ``d <= KDTREE_MAX_DIM``, else blocked brute force;
         distances from explicit float64 differences), the ``p`` candidate tables merged top-k
         on the workers in a tree of fan-in ``MERGE_FAN_IN``.  ``Q`` goes out once (``8 m d``
@@ -428,16 +429,7 @@ class DaskOps(ArrayOps):
         indices : ndarray of int, shape (m, k)
         """
         Q = np.ascontiguousarray(self._local(Q, "Q"))
-        X, chunks = self._chunks_of(X)
+        X, _ = self._chunks_of(X)
         backend = resolve_method("exact", X.shape[0], X.shape[1])
-        offsets = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
-        Qd = self._literal(Q)
-        pair = dask.delayed(_pair_task, pure=False)
-        # query ids n .. n + m - 1: no row of X, so no candidate is excluded as the query itself
-        options = {"memory_budget": None}
-        tables = [
-            pair(Qd, X.shape[0], X_c, int(o), k, backend, False, options)
-            for X_c, o in zip(chunks, offsets, strict=True)
-        ]
-        merged = _tree_merge(dask.delayed, tables)
+        merged = new_points_plan(X, self._literal(Q), k, backend)
         return self._gather([merged], "the neighbour search of new points")[0]

@@ -47,6 +47,7 @@ search raises the :class:`RuntimeError` of
 from __future__ import annotations
 
 import io
+import uuid
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -84,6 +85,7 @@ __all__ = [
     "dask_gather_rows",
     "dask_kneighbors",
     "dask_pilot_rows",
+    "new_points_plan",
 ]
 
 #: Candidate tables merged by one merge task: ``C`` tables of a query chunk go through a tree
@@ -440,6 +442,55 @@ def search_plan(X, k: int, backend: str, *, queries=None, Q=None, **options):
         delayed(_check_chunk, pure=True)(block, offsets[i], d) for i, block in enumerate(blocks)
     ]
     return tables, checks
+
+
+def new_points_plan(X, Q, k: int, backend: str, *, memory_budget=None):
+    """The delayed ``k``-nearest table of new points ``Q`` among the rows of the dask ``X``.
+
+    The exact search of :func:`dask_kneighbors` with ``Q`` as the queries (rows that are not
+    rows of ``X``: the graph extension's search of points to predict): one pair task per chunk
+    ``X_c`` (``backend``; distances from explicit float64 differences), the ``p`` candidate
+    tables merged top-``k`` on the workers in a tree of fan-in :data:`MERGE_FAN_IN`.  Nothing
+    runs: the caller computes the result.
+
+    Parameters
+    ----------
+    X : dask.array of shape (n, d)
+        Chunked by rows, one chunk along the columns (:func:`check_dask_X`).
+    Q : ndarray of shape (m, d) or dask.delayed of one
+        The new points.  An array is made one graph literal, so that every pair task reads
+        that one copy instead of carrying ``Q`` in its arguments.
+    k : int
+        ``1 <= k <= n``.
+    backend : {"kdtree", "brute"}
+        The exact search of each chunk, as :func:`semiscale.graph.knn.resolve_method` chose
+        it for the whole of ``X`` (``resolve_method("exact", n, d)``: the k-d tree for
+        ``d <= KDTREE_MAX_DIM``).
+    memory_budget : int, str or None
+        Bytes for the blocks of a brute-force pair task, on its worker.
+
+    Returns
+    -------
+    dask.delayed
+        Of ``(distances, indices)``: ndarrays of shape (m, k), distances increasing along each
+        row, indices the global rows of ``X``.  Only this table comes back to the client
+        (``16 m k`` bytes) whatever ``p``.
+    """
+    import dask
+    from dask.delayed import Delayed
+
+    n = X.shape[0]
+    if not isinstance(Q, Delayed):
+        Q = dask.delayed(np.ascontiguousarray(Q), name=f"semiscale-queries-{uuid.uuid4().hex}")
+    offsets = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
+    pair = dask.delayed(_pair_task, pure=False)
+    options = {"memory_budget": memory_budget}
+    # query ids n .. n + m - 1: no row of X, so no candidate is excluded as the query itself
+    tables = [
+        pair(Q, n, X_c, int(o), k, backend, False, options)
+        for X_c, o in zip(X.to_delayed()[:, 0], offsets, strict=True)
+    ]
+    return _tree_merge(dask.delayed, tables)
 
 
 def dask_kneighbors(
