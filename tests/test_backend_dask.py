@@ -8,9 +8,6 @@ the workers instead of being gathered (``bytes_moved["calls"]`` counts the round
 """
 
 import os
-import signal
-import threading
-import time
 
 import numpy as np
 import pytest
@@ -26,6 +23,7 @@ distributed = pytest.importorskip(
 )
 
 import semiscale  # noqa: E402
+from dask_cluster import killing_a_worker, local_client  # noqa: E402
 from semiscale._memory import MemoryBudgetError  # noqa: E402
 from semiscale.backends._dask import DaskOps  # noqa: E402
 from semiscale.datasets import make_two_moons  # noqa: E402
@@ -47,20 +45,7 @@ WORKER_MEMORY = 256 * 2**20
 
 @pytest.fixture(scope="module")
 def client():
-    memory = {"distributed.worker.memory.spill": False, "distributed.worker.memory.pause": False}
-    with dask.config.set(memory):  # the nannies hand the workers this configuration
-        cluster = distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            memory_limit=WORKER_MEMORY,
-        )
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
+    yield from local_client(memory_limit=WORKER_MEMORY)
 
 
 @pytest.fixture
@@ -360,34 +345,20 @@ def test_a_killed_worker_never_yields_a_different_model(client, ops):
     model = NystromLapRLSClassifier(n_centers=100, random_state=0, out_of_sample="kernel")
     with use_ops(_UncachedNumPy()):  # the computation the Dask fit makes (see _fit_pair)
         want = clone(model).fit(X, y_ssl, laplacian=L)
-    victim = list(client.run(os.getpid).values())[0]
-    killed = threading.Event()
-
-    def kill_after_some_rounds():
-        deadline = time.monotonic() + 60
-        while ops.bytes_moved["calls"] < 3 and time.monotonic() < deadline:
-            time.sleep(0.002)
-        os.kill(victim, signal.SIGKILL)
-        killed.set()
-
-    killer = threading.Thread(target=kill_after_some_rounds)
-    killer.start()
-    try:
-        with use_ops(ops):
-            got = model.fit(da.from_array(X, chunks=(250, 2)), y_ssl, laplacian=L)
-        calls = ops.bytes_moved["calls"]
-    except RuntimeError as error:  # the scheduler gave up: a clear error, never a model
-        assert "a Dask worker was lost" in str(error)
-        assert isinstance(error.__cause__, Exception)
-    else:
-        assert killed.is_set() and calls > 3  # the worker died during the fit
-        expected = want.decision_function(X)
-        np.testing.assert_allclose(
-            got.decision_function(X), expected, rtol=1e-8, atol=1e-8 * np.abs(expected).max()
-        )
-    finally:
-        killer.join()
-        client.wait_for_workers(2, timeout=60)
+    with killing_a_worker(client, lambda: ops.bytes_moved["calls"] >= 3) as killed:
+        try:
+            with use_ops(ops):
+                got = model.fit(da.from_array(X, chunks=(250, 2)), y_ssl, laplacian=L)
+            calls = ops.bytes_moved["calls"]
+        except RuntimeError as error:  # the scheduler gave up: a clear error, never a model
+            assert "a Dask worker was lost" in str(error)
+            assert isinstance(error.__cause__, Exception)
+        else:
+            assert killed.is_set() and calls > 3  # the worker died during the fit
+            expected = want.decision_function(X)
+            np.testing.assert_allclose(
+                got.decision_function(X), expected, rtol=1e-8, atol=1e-8 * np.abs(expected).max()
+            )
 
 
 def test_a_scheduler_that_gives_up_is_a_clear_error_naming_the_fix(ops):

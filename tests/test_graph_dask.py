@@ -6,11 +6,6 @@ processes for the whole file.
 
 from __future__ import annotations
 
-import os
-import signal
-import threading
-import time
-
 import numpy as np
 import pytest
 
@@ -21,6 +16,7 @@ from dask.core import get_dependencies  # noqa: E402
 from dask.utils import key_split  # noqa: E402
 from sklearn.neighbors import NearestNeighbors  # noqa: E402
 
+from dask_cluster import killing_a_worker, local_client, tasks_running  # noqa: E402
 from semiscale.backends._dask_knn import (  # noqa: E402
     MERGE_FAN_IN,
     _compute,
@@ -37,16 +33,7 @@ from semiscale.graph.knn import kneighbors, resolve_method, search  # noqa: E402
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-    )
-    with distributed.Client(cluster) as client:
-        yield client
-    cluster.close()
+    yield from local_client()
 
 
 def _points(n, d, dtype=np.float64, seed=0):
@@ -210,35 +197,17 @@ def test_near_ties_across_chunks_are_resolved_in_float64(client):
 
 
 def test_a_worker_killed_during_the_search_never_yields_a_different_graph(client):
-    client.wait_for_workers(2, timeout=60)
     X = _points(6000, 3, seed=5)
     want = KNNGraph(n_neighbors=8).fit(X).laplacian_
-    victim = list(client.run(os.getpid).values())[0]
-    killed = threading.Event()
-
-    def kill_while_pairs_run():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            running = [key for keys in client.processing().values() for key in keys]
-            if any(key_split(key) == "pair_task" for key in running):
-                break
-            time.sleep(0.005)
-        os.kill(victim, signal.SIGKILL)
-        killed.set()
-
-    killer = threading.Thread(target=kill_while_pairs_run)
-    killer.start()
-    try:
-        got = KNNGraph(n_neighbors=8).fit(da.from_array(X, chunks=(500, 3))).laplacian_
-    except RuntimeError as error:  # the scheduler gave up: a clear error, never a graph
-        assert "worker was lost during the distributed kNN search" in str(error)
-        assert error.__cause__ is not None
-    else:
-        assert killed.is_set()  # the worker died during the search
-        assert abs(got - want).max() <= 1e-12  # its lost tasks were run again
-    finally:
-        killer.join()
-        client.wait_for_workers(2, timeout=60)
+    with killing_a_worker(client, lambda: tasks_running(client, "pair_task")) as killed:
+        try:
+            got = KNNGraph(n_neighbors=8).fit(da.from_array(X, chunks=(500, 3))).laplacian_
+        except RuntimeError as error:  # the scheduler gave up: a clear error, never a graph
+            assert "worker was lost during the distributed kNN search" in str(error)
+            assert error.__cause__ is not None
+        else:
+            assert killed.is_set()  # the worker died during the search
+            assert abs(got - want).max() <= 1e-12  # its lost tasks were run again
 
 
 def test_a_search_whose_scheduler_gives_up_is_the_clear_error(client):
