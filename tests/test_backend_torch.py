@@ -168,8 +168,11 @@ def test_singular_matrices_get_numpys_jitter():
     L0, jitter0 = NUMPY.jittered_cholesky(K)
     assert jitter == jitter0 > 0
     np.testing.assert_allclose(L @ L.T, K + jitter * np.eye(60), atol=1e-10)
-    with pytest.raises(np.linalg.LinAlgError, match="not positive"):
+    with pytest.raises(np.linalg.LinAlgError, match="not positive") as failed:
         ops.jittered_cholesky(-np.eye(4), max_tries=2)
+    with pytest.raises(np.linalg.LinAlgError) as failed0:
+        NUMPY.jittered_cholesky(-np.eye(4), max_tries=2)
+    assert str(failed.value) == str(failed0.value)  # one message: cholesky_failure
 
 
 @pytest.fixture(scope="module")

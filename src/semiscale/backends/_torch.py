@@ -59,6 +59,7 @@ import scipy.sparse as sp
 from .._memory import MemoryBudgetError, block_rows, format_bytes, parse_memory_budget, row_slices
 from .._pairs import _check_input, result_dtype
 from ..linalg import streaming
+from ..linalg._dense_ops import cholesky_failure
 from ..linalg.ops import ArrayOps
 from ._torch_blocks import FUSED_KERNELS, DevicePlan
 from ._torch_resident import ResidentCache
@@ -430,11 +431,7 @@ class TorchOps(ArrayOps):
                 self._cache.get(factor, ("dense", A.dtype.str), lambda L=L: L)
                 return factor, jitter
             jitter = initial_jitter * mean_diag * growth**t
-        raise np.linalg.LinAlgError(
-            f"Cholesky of the {s}x{s} matrix failed even with jitter {jitter / growth:.3g} "
-            f"(= {jitter / growth / mean_diag:.3g} × mean diagonal); the matrix is not positive "
-            "semi-definite: check the kernel (is it PSD?) or raise initial_jitter / max_tries"
-        )
+        raise cholesky_failure(s, jitter, growth, mean_diag)
 
     def solve_triangular(self, L, B, *, lower=True, trans=False, overwrite_b=False, side="left"):
         """:meth:`ArrayOps.solve_triangular <semiscale.linalg.ops.ArrayOps.solve_triangular>`

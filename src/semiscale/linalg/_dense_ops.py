@@ -18,7 +18,7 @@ import scipy.linalg as sla
 
 from ._interruptible import call_interruptibly, potrf_inplace
 
-__all__ = ["DenseAlgebra"]
+__all__ = ["DenseAlgebra", "cholesky_failure"]
 
 
 class DenseAlgebra:
@@ -127,11 +127,7 @@ class DenseAlgebra:
             if L is not None and np.min(np.diag(L)) ** 2 > tiny:
                 return L, jitter
             jitter = initial_jitter * mean_diag * growth**t
-        raise np.linalg.LinAlgError(
-            f"Cholesky of the {s}x{s} matrix failed even with jitter {jitter / growth:.3g} "
-            f"(= {jitter / growth / mean_diag:.3g} × mean diagonal); the matrix is not positive "
-            "semi-definite: check the kernel (is it PSD?) or raise initial_jitter / max_tries"
-        )
+        raise cholesky_failure(s, jitter, growth, mean_diag)
 
     def lu_factor(self, A, *, overwrite_a=False):
         """LU factorization with partial pivoting, ``P A = L U`` (for :meth:`lu_solve`).
@@ -279,6 +275,26 @@ class DenseAlgebra:
     def lstsq(self, A, B):
         """Minimum-norm least-squares solution of ``A X = B`` (SVD-based LAPACK ``gelsd``)."""
         return sla.lstsq(A, B, check_finite=False)[0]
+
+
+def cholesky_failure(s, jitter, growth, mean_diag):
+    r"""The error of a jittered Cholesky factorization that failed at every jitter.
+
+    One message for :meth:`DenseAlgebra.jittered_cholesky` and the backends' own versions of
+    it (TorchOps): ``jitter`` is the schedule's next value, so the last one tried was
+    ``jitter / growth`` (absolute, and relative to ``mean_diag``, the mean diagonal of the
+    ``s × s`` matrix).
+
+    Returns
+    -------
+    numpy.linalg.LinAlgError
+        For the caller to raise.
+    """
+    return np.linalg.LinAlgError(
+        f"Cholesky of the {s}x{s} matrix failed even with jitter {jitter / growth:.3g} "
+        f"(= {jitter / growth / mean_diag:.3g} × mean diagonal); the matrix is not positive "
+        "semi-definite: check the kernel (is it PSD?) or raise initial_jitter / max_tries"
+    )
 
 
 def _order(A):
