@@ -240,8 +240,8 @@ class ManifoldMixin(GraphOwnerMixin):
         else:
             self.graph_ = None
         timings["graph"] = time.perf_counter() - tic
-        if L is not None and intrinsic_reg > 0:  # stacklevel: past fit and its _fit_context
-            warn_unreached(L, labeled, graph=self.graph_, consequence=KERNEL_ONLY, stacklevel=4)
+        if L is not None and intrinsic_reg > 0:  # stacklevel: past fit, _fit_context, _fit_problem
+            warn_unreached(L, labeled, graph=self.graph_, consequence=KERNEL_ONLY, stacklevel=5)
         kernel = kernel_reading_marker(kernel_to_fit(self.kernel, self._default_kernel), self)
         self.kernel_ = kernel.fit(X, y, laplacian=L, random_state=random_state)
         if L is not None:

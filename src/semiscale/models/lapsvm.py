@@ -388,8 +388,9 @@ class LapSVC(SSLClassifierMixin, ManifoldMixin, BaseEstimator):
     def _check_before_graph(self, n_samples: int, n_labeled: int) -> None:
         # the deprecated spellings warn once per fit, here rather than in a fit of LapSVC's own,
         # whose extra frame would move every warning of the shared fit path off the caller's
-        # line (stacklevel from this frame: _fit_problem, fit, its _fit_context, the caller)
-        formulation, solver = resolve_formulation(self, warn=True, stacklevel=5)
+        # line (stacklevel from this frame: _fit_problem_here, _fit_problem, fit, its
+        # _fit_context, the caller)
+        formulation, solver = resolve_formulation(self, warn=True, stacklevel=6)
         self._loss_name()  # parameter combinations, before any work
         if formulation == "dual":
             check_dense_fits(n_samples, self.memory_budget, 2, DUAL_WHAT)
