@@ -63,14 +63,13 @@ from ..graph._brute import (
     _select_k_smallest,
 )
 from ..graph._hnsw import (
-    HNSW_EF_CONSTRUCTION,
     HNSW_EF_SEARCH,
-    HNSW_M,
     PILOT_SIZE,
     RECALL_SAMPLE,
     _hnsw_seed,
     build_threads,
     check_ann_library,
+    voyager_index,
 )
 from ..linalg.ops import get_ops
 from ..linalg.streaming import DISTANCE_BLOCK_MULTIPLY_ADDS, DISTANCE_BLOCK_ROWS
@@ -289,21 +288,11 @@ def _pair_brute(
 def _hnsw_index(Xj, seed: int, threads: int) -> bytes:
     """A voyager HNSW index of the chunk ``Xj`` (ids ``0..n_j−1``), serialized to bytes.
 
-    The parameters of the single-machine search (:mod:`semiscale.graph._hnsw`).
+    The index of the single-machine search (:func:`semiscale.graph._hnsw.voyager_index`).
     """
-    from voyager import Index, Space, StorageDataType
-
     Xf = np.ascontiguousarray(Xj, dtype=np.float32)
-    n, d = Xf.shape
-    index = Index(
-        Space.Euclidean,
-        num_dimensions=d,
-        M=HNSW_M,
-        ef_construction=HNSW_EF_CONSTRUCTION,
-        random_seed=seed,
-        max_elements=n,
-        storage_data_type=StorageDataType.Float32,
-    )
+    n = Xf.shape[0]
+    index = voyager_index(*Xf.shape, seed)
     index.add_items(Xf, np.arange(n), num_threads=threads)
     buffer = io.BytesIO()
     index.save(buffer)

@@ -117,13 +117,16 @@ def _hnsw_seed(random_state) -> int:
     return int(check_random_state(random_state).randint(2**31 - 1))
 
 
-def _index_voyager(Xf, seed):
-    """A voyager index for ``Xf`` (empty), its ``add(rows, ids, threads)`` and
-    ``search(rows, k, ef, threads)``."""
+def voyager_index(n: int, d: int, seed: int):
+    """An empty voyager index for ``n`` float32 points in ``d`` dimensions (squared L2).
+
+    The library's HNSW parameters (``HNSW_M``, ``HNSW_EF_CONSTRUCTION``), one place for the
+    single-machine search and the distributed search's per-chunk indexes
+    (:mod:`semiscale.backends._dask_knn`), so that both build the same graph of the same rows.
+    """
     from voyager import Index, Space, StorageDataType
 
-    n, d = Xf.shape
-    index = Index(
+    return Index(
         Space.Euclidean,
         num_dimensions=d,
         M=HNSW_M,
@@ -132,6 +135,12 @@ def _index_voyager(Xf, seed):
         max_elements=n,
         storage_data_type=StorageDataType.Float32,
     )
+
+
+def _index_voyager(Xf, seed):
+    """A voyager index for ``Xf`` (empty), its ``add(rows, ids, threads)`` and
+    ``search(rows, k, ef, threads)``."""
+    index = voyager_index(*Xf.shape, seed)
 
     def add(rows, ids, threads):
         index.add_items(rows, ids, num_threads=threads)
