@@ -61,6 +61,11 @@ FLOPS = {
     "n_threads": _ZERO,
     "kernel_block_rows": _ZERO,
     "dense_from_matmat": _ZERO,
+    # a container too: its kernel rows, triangular solve and SYRK updates are layer calls
+    "nystrom_feature_gram": _ZERO,
+    # the backend hooks: a scope for device copies, a yes/no on caching K_ns
+    "resident": _ZERO,
+    "kernel_cache_pays": _ZERO,
     "kernel_blocks": _kernel,
     "kernel_matrix": _kernel,
     "kernel_matmul": _kernel_product,
