@@ -159,6 +159,22 @@ def test_dense_products_factorizations_and_solves_equal_numpys(dtype):
         ops.solve_triangular(L, R, side="middle")
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "lil", "dia", "dok", "bsr"])
+def test_sparse_matrices_of_every_format_multiply_on_the_device(fmt):
+    # a COO Laplacian has no indptr/indices, which the device copy's cache read: AttributeError
+    rng = np.random.default_rng(3)
+    offsets = range(-20, 20)  # a band, so that DIA stores it without warning
+    S = sp.diags([rng.standard_normal(3000 - abs(k)) for k in offsets], offsets, format=fmt)
+    D = rng.standard_normal((3000, 2))
+    ops = TorchOps("cpu")
+    ops.sparse_on_device = True
+    expected = NUMPY.sparse_matmul(S, D)
+    close(ops.sparse_matmul(S, D), expected, np.float64)
+    with ops.resident():  # S above 1 MiB: a kept copy where its format has one
+        close(ops.sparse_matmul(S, D), expected, np.float64)
+        close(ops.sparse_matmul(S, D[:, 0]), expected[:, 0], np.float64)
+
+
 def test_singular_matrices_get_numpys_jitter():
     rng = np.random.default_rng(2)
     F = rng.standard_normal((60, 3))

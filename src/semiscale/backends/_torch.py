@@ -232,6 +232,8 @@ class TorchOps(ArrayOps):
         """Device copy of a dense or sparse host operand, kept between calls when large."""
         tag = ("sparse" if sp.issparse(array) else "dense", np.dtype(dtype).str)
         if sp.issparse(array):
+            if not hasattr(array, "indptr"):  # COO, LIL, DIA, DOK: no layout the cache can check
+                return self._csr(array, dtype)
             return self._cache.get(array, tag, lambda: self._csr(array, dtype))[0]
         base = array.base
         if (
