@@ -159,6 +159,18 @@ def test_dense_products_factorizations_and_solves_equal_numpys(dtype):
         ops.solve_triangular(L, R, side="middle")
 
 
+def test_an_out_of_the_wrong_shape_is_refused_as_numpy_refuses_it():
+    # np.copyto broadcast the (4, 1) product into every column of a (4, 5) out
+    A, b = np.ones((4, 3)), np.arange(3.0)[:, None]
+    with pytest.raises(ValueError):
+        NUMPY.matmul(A, b, out=np.zeros((4, 5)))
+    with pytest.raises(ValueError, match="out has shape"):
+        TorchOps("cpu").matmul(A, b, out=np.zeros((4, 5)))
+    out = np.zeros(4)
+    assert TorchOps("cpu").matmul(A, b[:, 0], out=out) is out
+    close(out, NUMPY.matmul(A, b[:, 0]), np.float64)
+
+
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "lil", "dia", "dok", "bsr"])
 def test_sparse_matrices_of_every_format_multiply_on_the_device(fmt):
     # a COO Laplacian has no indptr/indices, which the device copy's cache read: AttributeError

@@ -370,6 +370,11 @@ class TorchOps(ArrayOps):
         host = self._to_host(product, dtype, order)
         if out is None:
             return host
+        if out.shape[out.ndim - host.ndim :] != host.shape:  # np.matmul's core-dimension check
+            raise ValueError(
+                f"out has shape {out.shape} but A @ B has shape {host.shape}; pass out of shape "
+                f"{host.shape} (np.matmul's rule), or out=None"
+            )
         np.copyto(out, host)
         return out
 
