@@ -47,6 +47,7 @@ _PUBLIC = {
     "HarmonicClassifier": "semiscale.models",
     "KernelKMeans": "semiscale.models",
     "PoissonClassifier": "semiscale.models",
+    "PoissonMBOClassifier": "semiscale.models",
     "LapRLSClassifier": "semiscale.models",
     "LapRLSRegressor": "semiscale.models",
     "LapSVC": "semiscale.models",

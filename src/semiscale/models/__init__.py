@@ -9,6 +9,7 @@ from .nearest_neighbors import NearestNeighborsClassifier
 from .nystrom_laprls import NystromLapRLSClassifier, NystromLapRLSRegressor
 from .nystrom_lapsvm import NystromLapSVC
 from .poisson import PoissonClassifier
+from .poisson_mbo import PoissonMBOClassifier
 from .slapcvm import SparseLapCVMClassifier, SparseLapCVMRegressor
 from .storage_fit import StorageFitClassifier
 from .tsvm import TSVMClassifier
@@ -25,6 +26,7 @@ __all__ = [
     "NystromLapRLSRegressor",
     "NystromLapSVC",
     "PoissonClassifier",
+    "PoissonMBOClassifier",
     "SparseLapCVMClassifier",
     "SparseLapCVMRegressor",
     "StorageFitClassifier",
