@@ -91,7 +91,7 @@ def volume_bounds(prior, n, tolerance):
             counts[np.argsort(counts - target, kind="stable")[:short]] += 1
         return counts, counts.copy()
     lower = np.floor(target / (1.0 + tolerance)).astype(np.int64)
-    upper = np.minimum(np.ceil(target * (1.0 + tolerance)).astype(np.int64), n)
+    upper = np.minimum(np.ceil(target * (1.0 + tolerance)), n).astype(np.int64)  # t may be inf
     return lower, upper
 
 
