@@ -12,7 +12,14 @@ from semiscale_bench.few_labels.inductive import pool_split
 from semiscale_bench.few_labels.peers import GraphLearningClassifier, graphlearning_available
 from semiscale_bench.few_labels.protocol import TARGET_MOONS
 from semiscale_bench.few_labels.scaling import current, scaling_spec
-from semiscale_bench.few_labels.targets import target_a, target_b, target_c
+from semiscale_bench.few_labels.targets import (
+    oracle_gain,
+    target_a,
+    target_b,
+    target_c,
+    target_d,
+    target_e,
+)
 from semiscale_bench.harness import RecordStore
 
 
@@ -50,6 +57,11 @@ def test_quick_run_writes_records_tables_and_every_method(quick_run):
     summary = (tmp_path / "summary.md").read_text()
     for method in protocol.methods:
         assert f"| {method} |" in table
+    # the seconds table: a peer's own graph timed apart is excluded, LabelSpreading's included
+    ends = {line.split(" |")[0][2:]: line for line in table.splitlines() if line.startswith("| ")}
+    assert ends["sklearn LabelSpreading"].endswith("| included |")
+    if graphlearning_available():
+        assert ends["GraphLearning Poisson-MBO"].endswith("| excluded |")
     assert "QUICK MODE" in table and "GraphLearning" in summary and "sdist" in summary
     # a rerun resumes: nothing is refitted
     assert main(["few_labels", "--quick", "--out", str(tmp_path), "-q"]) == 0
@@ -86,6 +98,10 @@ def test_quick_run_has_inductive_scaling_and_targets(quick_run):
     assert "peak RSS" in (tmp_path / "scaling.md").read_text()
     for line in ("**NOT RUN** (a)", "(b) `NystromLapRLSClassifier()`", "**NOT RUN** (c)"):
         assert line in summary
+    # issue 32's: two moons is not a target dataset, so (d) and (e) judge nothing; (f) shows it
+    for line in ("**NOT RUN** (d)", "**NOT RUN** (e)", "| two moons | 1 |", "gain (points)"):
+        assert line in summary
+    assert "| Poisson-MBO |" in (tmp_path / "inductive.md").read_text()
 
 
 def test_label_draws_are_seeded_per_trial_and_count_and_shared():
@@ -194,6 +210,136 @@ def test_targets_are_computed_from_the_records(tmp_path):
     store.put("scaling", "two moons", setting, 0, f"n={t['n']}", **spec, **rec)
     verdict, facts = target_c(protocol, store)
     assert verdict == "PASS" and f"`{default}` FAIL" in facts and f"`{setting}` PASS" in facts
+
+
+def test_issue32_targets_are_computed_from_the_records(tmp_path):
+    protocol = dataclasses.replace(PROTOCOL, per_class=(1,))
+    store = RecordStore(tmp_path, protocol.paper, protocol.digest())
+    assert target_d(protocol, store)[0] == "NOT RUN" and target_e(protocol, store)[0] == "NOT RUN"
+    for name in ("usps", "mnist"):
+        _put(store, "fits", name, "Poisson", 1, 0.86, seconds=0.1)
+        _put(store, "fits", name, "Poisson-MBO", 1, 0.92, seconds=0.25)
+        _put(store, "fits", name, "Poisson-MBO (true priors)", 1, 0.95, seconds=0.25)
+    # without GraphLearning: (d) cannot be judged, (e)'s first half passes, so NOT RUN
+    verdict, rows = target_d(protocol, store)
+    assert verdict == "NOT RUN" and rows[0][-1].startswith("NOT RUN")
+    verdict, rows = target_e(protocol, store)
+    assert verdict == "NOT RUN" and rows[0][4] == "2.50x"
+    for name in ("usps", "mnist"):
+        _put(store, "fits", name, "GraphLearning Poisson-MBO", 1, 0.91, seconds=3.0)
+    verdict, rows = target_d(protocol, store)
+    assert verdict == "PASS" and rows[0][2] == "Poisson-MBO 92.0" and rows[0][5] == "+1.0"
+    assert target_e(protocol, store)[0] == "PASS"
+    # the peer more accurate than every one of ours on one dataset: (d) fails there
+    _put(store, "fits", "mnist", "GraphLearning Poisson-MBO", 1, 0.93, seconds=3.0)
+    verdict, rows = target_d(protocol, store)
+    assert verdict == "FAIL" and [r[-1] for r in rows] == ["PASS", "FAIL"]
+    # another of our defaults more accurate still: it is the row's estimator, and (d) passes
+    _put(store, "fits", "mnist", "Harmonic", 1, 0.94)
+    verdict, rows = target_d(protocol, store)
+    assert verdict == "PASS" and rows[1][2] == "Harmonic 94.0"
+    # (e): more than 3x Poisson's seconds fails, and so does not being faster than the peer
+    _put(store, "fits", "usps", "Poisson-MBO", 1, 0.92, seconds=0.31)
+    verdict, rows = target_e(protocol, store)
+    assert verdict == "FAIL" and rows[0][4] == "3.10x" and rows[0][-1] == "FAIL"
+    _put(store, "fits", "usps", "Poisson-MBO", 1, 0.92, seconds=0.3)
+    assert target_e(protocol, store)[0] == "PASS"
+    _put(store, "fits", "usps", "GraphLearning Poisson-MBO", 1, 0.91, seconds=0.3)
+    assert target_e(protocol, store)[0] == "FAIL"
+    _put(store, "fits", "usps", "GraphLearning Poisson-MBO", 1, 0.91, seconds=0.31)
+    assert target_e(protocol, store)[0] == "PASS"
+    # letter is in the table, not judged: slow there, the verdict stands
+    _put(store, "fits", "letter", "Poisson", 1, 0.3, seconds=1.0)
+    _put(store, "fits", "letter", "Poisson-MBO", 1, 0.3, seconds=9.0)
+    verdict, rows = target_e(protocol, store)
+    assert verdict == "PASS" and ["letter", 1] in [r[:2] for r in rows]
+    assert [r for r in rows if r[0] == "letter"][0][-1] == "not judged"
+    # (f): the oracle priors' gain per cell, in points
+    rows = oracle_gain(protocol, store)
+    assert [r[:5] for r in rows if r[0] == "usps"] == [["usps", 1, "92.0", "95.0", "+3.0"]]
+    assert [r for r in rows if r[0] == "letter"][0][3:5] == ["/", "/"]
+
+
+def test_the_new_methods_are_in_the_protocol_and_the_oracles_get_the_true_priors():
+    from semiscale_bench.few_labels.data import class_proportions
+
+    for method in ("Poisson-MBO", "Poisson-MBO (true priors)", "GraphLearning Poisson-MBO"):
+        assert method in PROTOCOL.methods
+    assert "GraphLearning Volume-MBO" in PROTOCOL.methods
+    assert "Poisson-MBO" in PROTOCOL.inductive_methods
+    # an unbalanced two moons: 2 / 3 of the points are class 0 after the subsample
+    protocol = dataclasses.replace(BENCHMARK.quick_protocol, moons_n=30)
+    X, y = load(protocol, "two moons")
+    np.testing.assert_allclose(class_proportions(protocol, "two moons"), np.bincount(y) / y.size)
+    est = BENCHMARK.methods.build(
+        "GraphLearning Volume-MBO",
+        {"defaults": {}},
+        None,
+        protocol=protocol,
+        dataset="two moons",
+        seed=0,
+    )
+    np.testing.assert_allclose(est.class_priors, np.bincount(y) / y.size)
+    assert (
+        BENCHMARK.methods.build(
+            "GraphLearning Poisson",
+            {"defaults": {}},
+            None,
+            protocol=protocol,
+            dataset="two moons",
+            seed=0,
+        ).class_priors
+        is None
+    )
+    oracle = BENCHMARK.methods.build(
+        "Poisson-MBO (true priors)",
+        {"defaults": {}},
+        None,
+        protocol=protocol,
+        dataset="two moons",
+        seed=3,
+    )
+    np.testing.assert_allclose(oracle.class_prior, np.bincount(y) / y.size)
+    assert oracle.random_state == 3
+    default = BENCHMARK.methods.build(
+        "Poisson-MBO", {"defaults": {}}, None, protocol=protocol, dataset="two moons", seed=0
+    )
+    assert default.class_prior is None
+
+
+def test_every_method_has_its_own_plot_style():
+    pytest.importorskip("matplotlib")
+    from semiscale_bench.few_labels.report import method_styles
+
+    styles = method_styles(PROTOCOL.methods)
+    pairs = {(tuple(s["color"]), s["marker"]) for s in styles.values()}
+    assert len(pairs) == len(PROTOCOL.methods)
+    assert len({tuple(s["color"]) for s in styles.values()}) == len(PROTOCOL.methods)
+    assert styles["GraphLearning Poisson-MBO"]["linestyle"] == "--"
+    assert styles["Poisson-MBO"]["linestyle"] == "-"
+
+
+def test_graphlearning_mbo_peers_take_the_class_priors_in_the_labels_order():
+    pytest.importorskip("graphlearning", reason="graphlearning is not installed (an sdist)")
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs([100, 200], centers=[[0, 0], [5, 0]], cluster_std=1.0, random_state=0)
+    y = np.where(y == 0, 7, 3)  # 100 points of class 7, 200 of class 3: classes_ = [3, 7]
+    y_ssl = np.full_like(y, -1)
+    y_ssl[[np.flatnonzero(y == 3)[0], np.flatnonzero(y == 7)[0]]] = [3, 7]
+    right, swapped = np.array([200, 100]) / 300, np.array([100, 200]) / 300
+    for algorithm in ("poisson_mbo", "volume_mbo"):
+        with pytest.raises(ValueError, match=f"{algorithm} needs class_priors"):
+            GraphLearningClassifier(algorithm)
+        with pytest.raises(ValueError, match="class_priors must be 2 positive numbers"):
+            GraphLearningClassifier(algorithm, class_priors=[0.5, 0.3, 0.2]).fit(X, y_ssl)
+        peer = GraphLearningClassifier(algorithm, class_priors=2 * right).fit(X, y_ssl)
+        np.testing.assert_array_equal(peer.classes_, [3, 7])
+        assert peer.graph_seconds_ > 0 and (peer.transduction_ == y).mean() > 0.85, algorithm
+        # the volumes follow the priors in classes_' order: given them swapped, class 7 grows
+        wrong = GraphLearningClassifier(algorithm, class_priors=swapped).fit(X, y_ssl)
+        grown = np.count_nonzero(wrong.transduction_ == 7)
+        assert grown > np.count_nonzero(peer.transduction_ == 7) + 20, algorithm
 
 
 def test_graphlearning_peer_says_how_to_install_it_or_runs():

@@ -10,7 +10,17 @@ import numpy as np
 
 from semiscale_bench.few_labels.protocol import MOONS
 
-__all__ = ["draw_labels", "load", "load_split", "log_fit", "setting"]
+__all__ = ["class_proportions", "draw_labels", "load", "load_split", "log_fit", "setting"]
+
+#: (source, split, moons_n, moons_noise, max_samples) -> each class's share of the points, in
+#: the codes 0..k-1 of :func:`load`; filled by every :func:`load` (the oracle priors' source).
+_PROPORTIONS: dict[tuple, np.ndarray] = {}
+
+
+def _key(protocol, name) -> tuple:
+    source = protocol.dataset(name).source
+    moons = (protocol.moons_n, protocol.moons_noise) if source == MOONS else (None, None)
+    return (source, protocol.split_of(name), *moons, protocol.max_samples)
 
 
 def load(protocol, name, data_home=None):
@@ -22,7 +32,22 @@ def load(protocol, name, data_home=None):
         X, y = make_two_moons(protocol.moons_n, noise=protocol.moons_noise, random_state=0)
     else:
         X, y = load_split(source, protocol.split_of(name), protocol.max_samples, data_home)
-    return np.asarray(X, dtype=np.float64), encode_labels(y)[0].astype(np.int64)
+    y = encode_labels(y)[0].astype(np.int64)
+    _PROPORTIONS[_key(protocol, name)] = np.bincount(y) / y.size
+    return np.asarray(X, dtype=np.float64), y
+
+
+def class_proportions(protocol, name, data_home=None) -> np.ndarray:
+    """Each class's share of all the points of dataset ``name`` (codes 0..k-1, sums to 1).
+
+    The true class priors, which the oracle methods are given (``Poisson-MBO (true priors)``,
+    GraphLearning's MBO methods): read from the labels of the last :func:`load` of the same
+    data, else loaded.
+    """
+    key = _key(protocol, name)
+    if key not in _PROPORTIONS:
+        load(protocol, name, data_home)
+    return _PROPORTIONS[key].copy()
 
 
 def load_split(source, split, max_samples=None, data_home=None):

@@ -1,4 +1,4 @@
-"""GraphLearning's Laplace and Poisson learning behind the benchmark's estimator interface.
+"""GraphLearning's Laplace, Poisson learning and MBO methods behind the benchmark's interface.
 
 Issue 12 names Calder's GraphLearning (``graphlearning`` on PyPI, the Poisson-learning paper's
 own code) as the Laplace/Poisson-learning peer.  It is not a semiscale dependency: PyPI has
@@ -12,6 +12,14 @@ own neighbour search uses annoy (another compiled package) above 5 features, so 
 neighbours come from scikit-learn's ``NearestNeighbors`` and are handed to it as ``knn_data``;
 the search and the weights are timed apart (``graph_seconds_``), so the benchmark's fit seconds
 exclude the graph as semiscale's do.
+
+Issue 32 adds its two volume-constrained MBO methods: ``poisson_mbo`` (Poisson learning's
+source term, then MBO iterations whose threshold keeps each class's volume at its prior; the
+Poisson-learning paper's Algorithm) and ``volume_mbo`` (Jacobs, Merkurjev & Esedoḡlu's auction
+dynamics, a C extension).  Both need the class priors, as GraphLearning's own examples give
+them (the true proportions, ``gl.utils.class_priors(labels)``); ``volume_mbo`` calls
+``sys.exit`` without them and ``poisson_mbo`` fails in its volume projection, so the wrapper
+refuses both first.
 """
 
 from __future__ import annotations
@@ -23,7 +31,15 @@ import numpy as np
 __all__ = ["GRAPHLEARNING_ALGORITHMS", "GraphLearningClassifier", "graphlearning_available"]
 
 #: The benchmark's name for each GraphLearning model class (``graphlearning.ssl``).
-GRAPHLEARNING_ALGORITHMS = {"laplace": "Laplace learning", "poisson": "Poisson learning"}
+GRAPHLEARNING_ALGORITHMS = {
+    "laplace": "Laplace learning",
+    "poisson": "Poisson learning",
+    "poisson_mbo": "Poisson-MBO",
+    "volume_mbo": "Volume-MBO",
+}
+#: Algorithms that cannot run without the class priors: volume_mbo exits the interpreter,
+#: poisson_mbo's volume projection subtracts None (a TypeError after the Poisson solve).
+NEEDS_PRIORS = ("poisson_mbo", "volume_mbo")
 
 
 def graphlearning_available() -> bool:
@@ -38,19 +54,46 @@ class GraphLearningClassifier:
 
     Parameters
     ----------
-    algorithm : {"laplace", "poisson"}
-        ``graphlearning.ssl.laplace`` or ``graphlearning.ssl.poisson``, at their defaults.
+    algorithm : {"laplace", "poisson", "poisson_mbo", "volume_mbo"}
+        The model class of ``graphlearning.ssl``, at its defaults but for ``class_priors``.
+    class_priors : array of shape (n_classes,), default=None
+        Each class's share of the points, in the order of the sorted labels (``classes_``):
+        GraphLearning's ``class_priors`` (it codes the labels 0..k-1 in that order).
+        Normalized to sum to one.  Required by the MBO methods, whose thresholds keep each
+        class's volume near its prior; with the others, GraphLearning's ``predict`` projects
+        the scores to those volumes.
     n_neighbors : int, default=10
     unlabeled : int, default=-1
         The marker of unlabeled points in ``y``.
     """
 
-    def __init__(self, algorithm, n_neighbors=10, unlabeled=-1):
+    def __init__(self, algorithm, class_priors=None, n_neighbors=10, unlabeled=-1):
         if algorithm not in GRAPHLEARNING_ALGORITHMS:
             raise ValueError(f"algorithm must be one of {sorted(GRAPHLEARNING_ALGORITHMS)}")
+        if class_priors is None and algorithm in NEEDS_PRIORS:
+            raise ValueError(
+                f"GraphLearning's {algorithm} needs class_priors (it cannot run without "
+                "them): pass each class's share of the points, e.g. "
+                "np.bincount(y) / y.size"
+            )
         self.algorithm = algorithm
+        self.class_priors = class_priors
         self.n_neighbors = n_neighbors
         self.unlabeled = unlabeled
+
+    def _priors(self):
+        """``class_priors`` checked against ``classes_`` and normalized (None: none given)."""
+        if self.class_priors is None:
+            return None
+        priors = np.asarray(self.class_priors, dtype=np.float64)
+        k = self.classes_.size
+        if priors.shape != (k,) or not np.all(np.isfinite(priors)) or np.any(priors <= 0):
+            raise ValueError(
+                f"class_priors must be {k} positive numbers, one per labeled class "
+                f"{self.classes_.tolist()} in that order; got {priors.tolist()}: give every "
+                "class a label, and the priors in the sorted labels' order"
+            )
+        return priors / priors.sum()
 
     def fit(self, X, y):
         if not graphlearning_available():
@@ -62,14 +105,16 @@ class GraphLearningClassifier:
         from sklearn.neighbors import NearestNeighbors
 
         X, y = np.asarray(X, dtype=np.float64), np.asarray(y)
+        labeled = np.flatnonzero(y != self.unlabeled)
+        self.classes_, codes = np.unique(y[labeled], return_inverse=True)
+        priors = self._priors()  # before the graph: a wrong length fails at once
         tic = time.perf_counter()
         # GraphLearning counts each point as its own first neighbour (k + 1 columns)
         search = NearestNeighbors(n_neighbors=self.n_neighbors + 1).fit(X)
         distances, indices = search.kneighbors(X)
         W = gl.weightmatrix.knn(X, self.n_neighbors, knn_data=(indices, distances))
         self.graph_seconds_ = time.perf_counter() - tic
-        labeled = np.flatnonzero(y != self.unlabeled)
-        self.classes_, codes = np.unique(y[labeled], return_inverse=True)
-        model = getattr(gl.ssl, self.algorithm)(W)
+        extra = {} if priors is None else {"class_priors": priors}
+        model = getattr(gl.ssl, self.algorithm)(W, **extra)
         self.transduction_ = self.classes_[model.fit_predict(labeled, codes)]
         return self

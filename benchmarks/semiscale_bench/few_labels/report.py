@@ -35,7 +35,8 @@ def protocol_section(protocol, methods) -> list[str]:
 
 GRAPHLEARNING_NOTE = (
     "GraphLearning (Calder's `graphlearning`, whose Laplace and Poisson learning issue 12 "
-    "compares with) runs only where it is installed: PyPI has only an sdist of it (a C++ "
+    "compares with, and whose Poisson-MBO and Volume-MBO issue 32 does) runs only where it "
+    "is installed: PyPI has only an sdist of it (a C++ "
     "extension), and this project installs its own dependencies from wheels only "
     "(`pip install graphlearning` with a compiler; `peers.py`)."
 )
@@ -123,7 +124,12 @@ def dataset_table(protocol, store, name) -> list[str]:
         for k in ks:
             recs = by_k[k]
             row.append(f"{_stats(recs, 'fit_seconds')[0]:.3g}" if recs else "/")
-        given = {r.get("graph_given") for k in ks for r in by_k[k]}
+        # a peer's own graph timed apart (graph_seconds) is excluded as the shared one is
+        given = {
+            bool(r.get("graph_given")) or r.get("graph_seconds") is not None
+            for k in ks
+            for r in by_k[k]
+        }
         row.append("excluded" if given == {True} else "included" if given == {False} else "/")
         rows.append(row)
     lines += md_table(["method", *(f"{k}/class" for k in ks), "graph"], rows) + [""]
@@ -223,8 +229,32 @@ def scaling_table(protocol, store) -> list[str]:
     return lines + md_table(head, rows) + [""]
 
 
+#: Markers cycled over the methods (with tab20's colours: every method its own pair).
+_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "h", "<", ">", "p")
+
+
+def method_styles(methods) -> dict[str, dict]:
+    """Method -> matplotlib line style: a colour and a marker of its own (tab20, up to 20
+    methods), solid for semiscale's estimators, dashed for the peers (scikit-learn's,
+    GraphLearning's)."""
+    if len(methods) > 20:
+        raise ValueError(f"{len(methods)} methods: the plot's palette has 20 colours")
+    from matplotlib import colormaps
+
+    palette = colormaps["tab20"]
+    styles = {}
+    for i, meth in enumerate(methods):
+        peer = meth.startswith(("sklearn ", "GraphLearning "))
+        # tab20 pairs a dark and a light shade: the dark ones first, then the light ones
+        colour = palette((2 * i) % 20 + (2 * i) // 20)
+        marker = _MARKERS[i % len(_MARKERS)]
+        styles[meth] = {"color": colour, "marker": marker, "linestyle": "--" if peer else "-"}
+    return styles
+
+
 def plot(protocol, store, out):
-    """accuracy.png: accuracy against labels per class, one panel per dataset; None without
+    """accuracy.png: accuracy against labels per class, one panel per dataset (transductive on
+    top, inductive below), every method in its own style, one legend; None without
     matplotlib."""
     try:
         import matplotlib
@@ -243,22 +273,30 @@ def plot(protocol, store, out):
         return None
     rows = sorted({exp for exp, _ in panels}, key=["fits", "inductive"].index)
     cols = max(sum(exp == row for exp, _ in panels) for row in rows)
-    fig, axes = plt.subplots(len(rows), cols, figsize=(4.4 * cols, 3.8 * len(rows)), squeeze=False)
+    size = (4.4 * cols + 2.6, 3.8 * len(rows))
+    fig, axes = plt.subplots(len(rows), cols, figsize=size, squeeze=False)
     for ax in axes.flat:
         ax.set_visible(False)
-    colors = {m: f"C{i}" for i, m in enumerate(protocol.methods)}
+    styles = method_styles(protocol.methods)
     for row, exp in enumerate(rows):
         names = [name for e, name in panels if e == exp]
         for ax, name in zip(axes[row], names):
-            _panel(ax, protocol, store, exp, name, colors)
-    fig.tight_layout()
+            _panel(ax, protocol, store, exp, name, styles)
+    # one legend for every panel: the methods drawn, in the protocol's order
+    handles = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    order = [m for m in protocol.methods if m in handles]
+    fig.legend([handles[m] for m in order], order, loc="center right", fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1 - 2.6 / size[0], 1))
     path = f"{out}/accuracy.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
-def _panel(ax, protocol, store, experiment, name, colors) -> None:
+def _panel(ax, protocol, store, experiment, name, styles) -> None:
     """One dataset's accuracy against labels per class, one line per method."""
     ax.set_visible(True)
     for meth, by_k in _cells(protocol, store, name, experiment).items():
@@ -268,7 +306,7 @@ def _panel(ax, protocol, store, experiment, name, colors) -> None:
         stats = [_stats(by_k[k], "accuracy") for k in ks]
         mean = 100 * np.array([m for m, _ in stats])
         std = 100 * np.array([s for _, s in stats])
-        ax.errorbar(ks, mean, yerr=std, marker="o", capsize=3, label=meth, color=colors[meth])
+        ax.errorbar(ks, mean, yerr=std, capsize=3, label=meth, markersize=5, **styles[meth])
     ax.set_xscale("log")
     ax.minorticks_off()
     ax.set_xticks(protocol.per_class, [str(k) for k in protocol.per_class])
@@ -277,7 +315,6 @@ def _panel(ax, protocol, store, experiment, name, colors) -> None:
     ax.set_ylabel(f"{'held-out' if inductive else 'transductive'} accuracy (%)")
     ax.set_title(f"{name} ({'inductive' if inductive else 'transductive'})")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
 
 
 def render(bench, protocol, store, out) -> list[str]:
@@ -313,7 +350,8 @@ def render(bench, protocol, store, out) -> list[str]:
         lines += ["![accuracy against labels per class](accuracy.png)", ""]
     ran = any(
         "error" not in r
-        for m in ("GraphLearning Laplace", "GraphLearning Poisson")
+        for m in protocol.methods
+        if m.startswith("GraphLearning ")
         for d in protocol.datasets
         for r in store.select("fits", d.name, m)
     )

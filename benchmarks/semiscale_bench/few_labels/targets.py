@@ -4,8 +4,13 @@
 estimator at its defaults at least as accurate as the better of Laplace and Poisson learning;
 (b) inductive, every dataset and label count: ``NystromLapRLSClassifier()`` at least as
 accurate as LabelSpreading; (c) two moons at 1,000,000 points: accuracy, seconds and peak
-memory.  Accuracies are means over the trials.  A target with no records says NOT RUN; one
-with some records missing says INCOMPLETE unless a present comparison fails.
+memory.  Issue 32's: (d) transductive, :data:`~.protocol.TARGET_DATASETS`, every label count:
+the most accurate of semiscale's estimators at their defaults, Poisson-MBO (estimated priors)
+among them, at least as accurate as GraphLearning's Poisson-MBO given the true priors; (e)
+Poisson-MBO's fit seconds at most 3x Poisson learning's and below GraphLearning's Poisson-MBO's;
+(f) a table, no verdict: what the true priors add to Poisson-MBO.  Accuracies and seconds are
+means over the trials.  A target with no records says NOT RUN; one with some records missing
+says INCOMPLETE unless a present comparison fails.
 """
 
 from __future__ import annotations
@@ -17,13 +22,27 @@ from semiscale_bench.few_labels.protocol import (
     TARGET_DATASETS,
     TARGET_DEFAULTS,
     TARGET_INDUCTIVE,
+    TARGET_MBO,
+    TARGET_MBO_BASE,
+    TARGET_MBO_DEFAULTS,
+    TARGET_MBO_FACTOR,
+    TARGET_MBO_ORACLE,
+    TARGET_MBO_PEER,
     TARGET_MOONS,
     TARGET_OWN_REFERENCES,
     TARGET_REFERENCES,
 )
 from semiscale_bench.harness.report import md_table
 
-__all__ = ["mean_accuracy", "mean_seconds", "references", "target_lines"]
+__all__ = [
+    "mean_accuracy",
+    "mean_seconds",
+    "oracle_gain",
+    "references",
+    "target_d",
+    "target_e",
+    "target_lines",
+]
 
 REFERENCES_NOTE = (
     "(a)'s Laplace and Poisson learning are Calder's GraphLearning (`graphlearning.ssl.laplace` "
@@ -188,6 +207,176 @@ def target_c(protocol, store) -> tuple[str, str]:
     return verdict, "; ".join(facts)
 
 
+def _points(x) -> str:
+    return "/" if x is None else f"{100 * x:+.1f}"
+
+
+def _s3(x) -> str:
+    return "/" if x is None else f"{x:.3g}"
+
+
+def _target_names(protocol) -> list[str]:
+    return [n for n in TARGET_DATASETS if n in {d.name for d in protocol.datasets}]
+
+
+def target_d(protocol, store) -> tuple[str, list[list[str]]]:
+    """Verdict of (d) and its rows.
+
+    A row passes when the most accurate of :data:`~.protocol.TARGET_MBO_DEFAULTS` (mean over
+    trials) is at least as accurate as GraphLearning's Poisson-MBO with the true priors.  A
+    cell without GraphLearning's records is NOT RUN, and so is the target where none has them.
+    """
+    flags, rows, complete = [], [], True
+    for name in _target_names(protocol):
+        for k in protocol.per_class:
+            ours = {m: mean_accuracy(store, "fits", name, m, k) for m in TARGET_MBO_DEFAULTS}
+            ours = {m: v for m, v in ours.items() if v is not None}
+            peer = mean_accuracy(store, "fits", name, TARGET_MBO_PEER, k)
+            mbo = mean_accuracy(store, "fits", name, TARGET_MBO, k)
+            if not ours:
+                complete = False
+                continue
+            best = max(ours, key=ours.get)
+            if peer is None:
+                complete = False
+                verdict, margin = "NOT RUN (no GraphLearning record)", None
+            else:
+                flags.append(ours[best] >= peer)
+                verdict, margin = ("PASS" if flags[-1] else "FAIL"), ours[best] - peer
+            rows.append(
+                [
+                    name,
+                    k,
+                    f"{best} {_pct(ours[best])}",
+                    _pct(mbo),
+                    _pct(peer),
+                    _points(margin),
+                    verdict,
+                ]
+            )
+    return _verdict(flags, complete), rows
+
+
+def target_e(protocol, store) -> tuple[str, list[list[str]]]:
+    """Verdict of (e) and its rows, one per dataset of the run and label count.
+
+    On :data:`~.protocol.TARGET_DATASETS` a row passes when Poisson-MBO's mean fit seconds are
+    at most :data:`~.protocol.TARGET_MBO_FACTOR` times Poisson learning's and below
+    GraphLearning's Poisson-MBO's (graph excluded for all three); the other datasets' rows are
+    shown, not judged.  Without GraphLearning's records the second half is NOT RUN: the target
+    is NOT RUN unless the first half fails.
+    """
+    flags, rows, complete, peers = [], [], True, 0
+    judged = set(_target_names(protocol))
+    for d in protocol.datasets:
+        for k in protocol.per_class:
+            mbo, base, peer = (
+                mean_seconds(store, "fits", d.name, m, k)
+                for m in (TARGET_MBO, TARGET_MBO_BASE, TARGET_MBO_PEER)
+            )
+            if mbo is None or base is None:
+                complete &= d.name not in judged
+                continue
+            ratio = mbo / base
+            fast = ratio <= TARGET_MBO_FACTOR
+            faster = None if peer is None else mbo < peer
+            if d.name in judged:
+                flags.append(fast)
+                if faster is None:
+                    complete = False
+                else:
+                    flags.append(faster)
+                    peers += 1
+                verdict = "PASS" if fast and faster is not False else "FAIL"
+                if faster is None and fast:
+                    verdict = "NOT RUN (no GraphLearning record)"
+            else:
+                verdict = "not judged"
+            rows.append(
+                [
+                    d.name,
+                    k,
+                    _s3(mbo),
+                    _s3(base),
+                    f"{ratio:.2f}x",
+                    _s3(peer),
+                    verdict,
+                ]
+            )
+    verdict = _verdict(flags, complete)
+    if verdict == "INCOMPLETE" and not peers:
+        verdict = "NOT RUN"
+    return verdict, rows
+
+
+def oracle_gain(protocol, store) -> list[list[str]]:
+    """(f)'s rows: Poisson-MBO with estimated and with true priors, the gain, the peers'."""
+    rows = []
+    for d in protocol.datasets:
+        for k in protocol.per_class:
+            acc = {
+                m: mean_accuracy(store, "fits", d.name, m, k)
+                for m in (
+                    TARGET_MBO,
+                    TARGET_MBO_ORACLE,
+                    TARGET_MBO_PEER,
+                    "GraphLearning Volume-MBO",
+                )
+            }
+            est, oracle = acc[TARGET_MBO], acc[TARGET_MBO_ORACLE]
+            if est is None and oracle is None:
+                continue
+            gain = None if None in (est, oracle) else oracle - est
+            rows.append(
+                [
+                    d.name,
+                    k,
+                    _pct(est),
+                    _pct(oracle),
+                    _points(gain),
+                    _pct(acc[TARGET_MBO_PEER]),
+                    _pct(acc["GraphLearning Volume-MBO"]),
+                ]
+            )
+    return rows
+
+
+def issue32_lines(protocol, store) -> list[str]:
+    """Issue 32's section of ``summary.md``: (d) and (e) as verdict lines, (f)'s table."""
+    d, rows_d = target_d(protocol, store)
+    e, rows_e = target_e(protocol, store)
+    rows_f = oracle_gain(protocol, store)
+    names = " and ".join(_target_names(protocol)) or "(none of this run's datasets)"
+    factor = f"{TARGET_MBO_FACTOR:g}"
+    lines = ["## Targets (issue 32), from the records", ""]
+    lines += [
+        f"- **{d}** (d) on {names}, at every label count, the most accurate of semiscale's "
+        f"estimators at their defaults ({', '.join(TARGET_MBO_DEFAULTS)}; `{TARGET_MBO}` "
+        "estimates the class priors from the labeled points) is at least as accurate "
+        f"(transductive, mean over trials) as `{TARGET_MBO_PEER}` (`graphlearning.ssl."
+        "poisson_mbo` given the true class priors, on its own 10-NN graph), in the same run.",
+        f"- **{e}** (e) on {names}, at every label count, `{TARGET_MBO}`'s mean fit time is at "
+        f"most {factor}x `{TARGET_MBO_BASE}`'s and below `{TARGET_MBO_PEER}`'s (graph excluded "
+        "for all three). The table shows every dataset; only those named are judged.",
+        f"- (f) (a table, no verdict) what the true class priors add: `{TARGET_MBO_ORACLE}` "
+        f"minus `{TARGET_MBO}`, in points of accuracy.",
+        "",
+    ]
+    if rows_d:
+        head = ["dataset", "labels/class", "most accurate at defaults (%)", f"{TARGET_MBO} (%)"]
+        head += [f"{TARGET_MBO_PEER} (%)", "margin (points)", "(d)"]
+        lines += md_table(head, rows_d) + [""]
+    if rows_e:
+        head = ["dataset", "labels/class", f"{TARGET_MBO} s", f"{TARGET_MBO_BASE} s"]
+        head += ["ratio", f"{TARGET_MBO_PEER} s", "(e)"]
+        lines += md_table(head, rows_e) + [""]
+    if rows_f:
+        head = ["dataset", "labels/class", f"{TARGET_MBO} (%)", f"{TARGET_MBO_ORACLE} (%)"]
+        head += ["gain (points)", f"{TARGET_MBO_PEER} (%)", "GraphLearning Volume-MBO (%)"]
+        lines += md_table(head, rows_f) + [""]
+    return lines
+
+
 def target_lines(protocol, store) -> list[str]:
     """The ``## Targets`` section of ``summary.md``: three verdict lines and their details."""
     a, rows_a = target_a(protocol, store)
@@ -221,4 +410,4 @@ def target_lines(protocol, store) -> list[str]:
     if rows_b:
         head = ["dataset", "labels/class", "Nyström LapRLS (%)", "LabelSpreading (%)", "(b)"]
         lines += md_table(head, rows_b) + [""]
-    return lines
+    return lines + issue32_lines(protocol, store)
