@@ -182,7 +182,7 @@ class PoissonMBOClassifier(_GraphLearningClassifier):
 
     _parameter_constraints: dict = {
         **GRAPH_LEARNING_PARAMETER_CONSTRAINTS,
-        "volume_tolerance": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
+        "volume_tolerance": [StrOptions({"auto"}), Interval(Real, 0, None, closed="both")],
         "n_outer": [Interval(Integral, 0, None, closed="left")],
         "n_inner": [Interval(Integral, 1, None, closed="left")],
         "fidelity": [Interval(Real, 0, None, closed="left")],
