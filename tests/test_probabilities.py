@@ -266,4 +266,4 @@ def test_only_the_graph_estimators_have_predict_proba():
     # the kernel classifiers' decision values are margins or regression outputs, not probabilities
     classifiers = all_estimators(type_filter="classifier")
     with_proba = {name for name, cls in classifiers if hasattr(cls(), "predict_proba")}
-    assert with_proba == {"HarmonicClassifier", "PoissonClassifier"}
+    assert with_proba == {"HarmonicClassifier", "PoissonClassifier", "PoissonMBOClassifier"}

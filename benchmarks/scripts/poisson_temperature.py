@@ -1,4 +1,5 @@
-"""Poisson learning's softmax temperature: which multiple of the scores' spread calibrates best.
+"""Poisson learning's (and Poisson-MBO's) softmax temperature: which multiple of the scores'
+spread calibrates best.
 
 ``PoissonClassifier.predict_proba`` is ``softmax(scores / T)`` with ``T = τ · spread``; this
 measures the log loss of the unlabeled training points for τ in 1/16 ... 2 and three spreads of
@@ -10,10 +11,14 @@ labels per class, 3 label draws each, on usps (train), letter (first 5,000 train
 (test), 2,000 two-moons points (noise 0.15) and wine, unscaled and standardized (178 points;
 unscaled, the labeled points' spikes dominate the spread of every entry).  The spread and τ
 with the smallest worst ratio to the best ``T`` are the ones of ``PoissonClassifier``
-(``semiscale.models.poisson.POISSON_TEMPERATURE_FACTOR``).  The table goes to stdout, and to
-``OUT/poisson_temperature.txt`` with ``--out OUT``.  Run::
+(``semiscale.models.poisson.POISSON_TEMPERATURE_FACTOR``).  ``--estimator poisson-mbo`` measures
+the same for ``PoissonMBOClassifier`` (whose scores are its last diffusion plus the volume
+offsets; ``semiscale.models.poisson_mbo.POISSON_MBO_TEMPERATURE_FACTOR``).  The table goes to
+stdout, and to ``OUT/<estimator>_temperature.txt`` with ``--out OUT``.  Run::
 
     SEMISCALE_DATA=/work/shared/datasets python benchmarks/scripts/poisson_temperature.py
+    SEMISCALE_DATA=/work/shared/datasets python benchmarks/scripts/poisson_temperature.py \
+        --estimator poisson-mbo
 """
 
 from __future__ import annotations
@@ -28,9 +33,10 @@ from sklearn.datasets import load_wine
 from sklearn.preprocessing import StandardScaler
 
 from semiscale.datasets import load_dataset, make_two_moons, ssl_split
-from semiscale.models import PoissonClassifier
+from semiscale.models import PoissonClassifier, PoissonMBOClassifier
 
-FACTORS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1, 2)
+FACTORS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 1, 2)
+ESTIMATORS = {"poisson": PoissonClassifier, "poisson-mbo": PoissonMBOClassifier}
 GRID = np.logspace(-3, 1, 81)
 
 
@@ -65,7 +71,8 @@ def _log_loss(scores, codes, T):
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, help="a folder for poisson_temperature.txt")
+    parser.add_argument("--out", type=Path, help="a folder for <estimator>_temperature.txt")
+    parser.add_argument("--estimator", choices=sorted(ESTIMATORS), default="poisson")
     args = parser.parse_args(argv)
     lines = []
 
@@ -82,7 +89,7 @@ def main(argv=None) -> None:
             for seed in range(3):
                 labeled, unlabeled = ssl_split(y, per_class, per_class=True, random_state=seed)
                 y_ssl = np.where(labeled, y, -1)
-                model = PoissonClassifier().fit(X, y_ssl)
+                model = ESTIMATORS[args.estimator]().fit(X, y_ssl)
                 # the rows the temperature is meant for: unlabeled, in a solved component
                 # (the fitted model's private mask of the solved rows)
                 rows = model._solved_rows & unlabeled
@@ -105,7 +112,8 @@ def main(argv=None) -> None:
         emit(f"worst ratio to the best T, {spread}: {cells}")
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "poisson_temperature.txt").write_text("\n".join(lines) + "\n")
+        name = f"{args.estimator.replace('-', '_')}_temperature.txt"
+        (args.out / name).write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -212,6 +212,8 @@ class PoissonClassifier(_GraphLearningClassifier):
 
     _parameter_constraints: dict = dict(GRAPH_LEARNING_PARAMETER_CONSTRAINTS)
     _method = "Poisson"
+    #: ``τ`` of the softmax temperature (a subclass with other scores sets its own).
+    _temperature_factor = POISSON_TEMPERATURE_FACTOR
 
     def __init__(
         self,
@@ -249,7 +251,7 @@ class PoissonClassifier(_GraphLearningClassifier):
             # ones all scored alike (halfway between two sources): the solved points' spread,
             # which scales with the scores as the unlabeled one would (a fixed T would not)
             spread = float(np.std(scores[self._solved_rows]))
-        self.temperature_ = POISSON_TEMPERATURE_FACTOR * spread if spread > 0 else 1.0
+        self.temperature_ = self._temperature_factor * spread if spread > 0 else 1.0
 
     def _proba_from_scores(self, scores):
         return softmax(scores / self.temperature_, axis=1)
