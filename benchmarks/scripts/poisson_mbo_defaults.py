@@ -49,12 +49,13 @@ from semiscale_bench.few_labels.protocol import PROTOCOL
 DATASETS = ("usps", "mnist", "two moons")
 PER_CLASS = (1, 5)
 REPEATS = 5
-#: 1e12 stands for an infinite tolerance (no volume constraint: bounds 0..n, as inf gives); the
-#: estimator refused inf when the committed results were measured (before 48217bb).
+#: 1e12 stands for an infinite tolerance (no volume constraint: bounds 0..n, as inf gives; the
+#: estimator refused inf before 48217bb).
 NO_CONSTRAINT = 1e12
 TOLERANCES = (0.0, 0.1, 0.25, 0.5, 1.0, NO_CONSTRAINT)
 ITERATIONS = ((20, 40), (10, 20), (20, 80), (40, 40))
 FIDELITIES = (0.5, 1.0, 2.0)
+#: The defaults the groups vary from (the tolerance: of priors estimated from the labels).
 DEFAULT = {"volume_tolerance": ESTIMATED_PRIOR_VOLUME_TOLERANCE, "n_outer": 20, "n_inner": 40}
 DEFAULT["fidelity"] = 1.0
 
@@ -63,9 +64,7 @@ def _settings():
     """(group, label, parameters) of every fit on a draw; ``"oracle"`` marks the true priors."""
     out = [("baseline", "PoissonClassifier()", None)]
     for tol in TOLERANCES:
-        label = "volume_tolerance=1e12 (no constraint)" if tol == NO_CONSTRAINT else None
-        label = label or f"volume_tolerance={tol:g}"
-        out.append(("tolerance", label, {"volume_tolerance": tol}))
+        out.append(("tolerance", _tolerance_label(tol), {"volume_tolerance": tol}))
     out.append(("tolerance", "true priors, volume_tolerance=0", {"class_prior": "oracle"}))
     for n_outer, n_inner in ITERATIONS[1:]:
         label = f"n_outer={n_outer}, n_inner={n_inner}"
@@ -74,6 +73,12 @@ def _settings():
         if mu != DEFAULT["fidelity"]:
             out.append(("fidelity", f"fidelity={mu:g}", {"fidelity": mu}))
     return out
+
+
+def _tolerance_label(tol):
+    if tol >= NO_CONSTRAINT:  # 1e12 and inf: the same bounds 0..n
+        return "volume_tolerance=1e12 (no constraint)"
+    return f"volume_tolerance={tol:g}"
 
 
 def _estimator(params, prior):
@@ -129,11 +134,10 @@ def _fit_all(args):
     return records
 
 
-def _table(records, group):
+def _table(records, group, default_tolerance):
     names = [label for g, label, _ in _settings() if g in (group, "baseline")]
     if group != "tolerance":  # the default row, measured in group (a)
-        default = f"volume_tolerance={DEFAULT['volume_tolerance']:g}"
-        names.insert(1, default + " (defaults)")
+        names.insert(1, _tolerance_label(default_tolerance) + " (defaults)")
     cells = sorted({(r["dataset"], r["per_class"]) for r in records}, key=_order)
     head = "| setting | " + " | ".join(f"{d} {k}/class" for d, k in cells) + " |"
     lines = [head, "|---" * (len(cells) + 1) + "|"]
@@ -176,6 +180,8 @@ def _gaps(records):
 
 def _render(results, out):
     records = results["records"]
+    # the defaults of the code that ran (results.json), not of the code that renders
+    default_tolerance = float(results["defaults"]["volume_tolerance"])
     m = results["machine"]
     parts = [
         "# Poisson-MBO's defaults: volume tolerance, iterations, fidelity",
@@ -190,12 +196,12 @@ def _render(results, out):
         "excluded: every fit is given the shared default graph's Laplacian) and, for "
         "Poisson-MBO, the mean number of MBO iterations run (`n_outer_`; they stop early "
         "when no label changes).  Every parameter not named is at its default "
-        f"(`volume_tolerance='auto'` = {DEFAULT['volume_tolerance']:g} with estimated priors, "
+        f"(`volume_tolerance='auto'` = {default_tolerance:g} with estimated priors, "
         "`n_outer=20`, `n_inner=40`, `fidelity=1`).",
         "",
         "## (a) volume tolerance (priors estimated from the labels) and the oracle priors",
         "",
-        _table(records, "tolerance"),
+        _table(records, "tolerance", default_tolerance),
         "",
         "Largest gap between a class's share of the points and its true share (percentage "
         "points, mean over draws), after the last threshold:",
@@ -204,11 +210,11 @@ def _render(results, out):
         "",
         "## (b) iterations (n_outer x n_inner), default tolerance",
         "",
-        _table(records, "iterations"),
+        _table(records, "iterations", default_tolerance),
         "",
         "## (c) fidelity, default tolerance",
         "",
-        _table(records, "fidelity"),
+        _table(records, "fidelity", default_tolerance),
         "",
     ]
     reading = out / "reading.md"
@@ -243,6 +249,7 @@ def main(argv=None) -> None:
             "commit": commit,
             "seconds": time.perf_counter() - start,
             "repeats": args.repeats,
+            "defaults": {key: str(value) for key, value in DEFAULT.items()},
             "machine": {
                 "cpus": os.cpu_count(),
                 "platform": platform.platform(),
