@@ -342,6 +342,32 @@ def test_graphlearning_mbo_peers_take_the_class_priors_in_the_labels_order():
         assert grown > np.count_nonzero(peer.transduction_ == 7) + 20, algorithm
 
 
+def test_graphlearning_exiting_is_an_error_of_the_fit_not_of_the_run(monkeypatch):
+    gl = pytest.importorskip("graphlearning", reason="graphlearning is not installed (an sdist)")
+    import sys
+
+    def leave(self, *args, **kwargs):
+        sys.exit("Class priors must be provided")
+
+    monkeypatch.setattr(gl.ssl.poisson_mbo, "fit_predict", leave)
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    y = np.full(40, -1)
+    y[:2] = [0, 1]
+    peer = GraphLearningClassifier("poisson_mbo", class_priors=[0.5, 0.5])
+    with pytest.raises(RuntimeError, match="poisson_mbo exited: Class priors must"):
+        peer.fit(X, y)
+
+
+def test_graphlearning_poisson_mbo_is_not_run_on_letter():
+    from semiscale_bench.harness import Sizes
+
+    sizes = Sizes(15000, 16, 15000, 26)
+    repeats, reason = PROTOCOL.plan("GraphLearning Poisson-MBO", "letter", sizes)
+    assert repeats == [] and "10,000-iteration cap" in reason
+    assert PROTOCOL.plan("GraphLearning Poisson-MBO", "usps", sizes)[0] == list(range(5))
+    assert PROTOCOL.plan("GraphLearning Volume-MBO", "letter", sizes)[0] == list(range(5))
+
+
 def test_graphlearning_peer_says_how_to_install_it_or_runs():
     from semiscale.datasets import make_two_moons
 

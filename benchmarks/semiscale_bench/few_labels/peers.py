@@ -116,5 +116,9 @@ class GraphLearningClassifier:
         self.graph_seconds_ = time.perf_counter() - tic
         extra = {} if priors is None else {"class_priors": priors}
         model = getattr(gl.ssl, self.algorithm)(W, **extra)
-        self.transduction_ = self.classes_[model.fit_predict(labeled, codes)]
+        try:
+            predicted = model.fit_predict(labeled, codes)
+        except SystemExit as exc:  # GraphLearning reports some errors with sys.exit
+            raise RuntimeError(f"GraphLearning's {self.algorithm} exited: {exc}") from None
+        self.transduction_ = self.classes_[predicted]
         return self
