@@ -132,6 +132,34 @@ def test_mnist_is_the_test_split():
     assert set(np.unique(y)) == set(range(10))
 
 
+def test_the_data_check_looks_for_the_split_the_run_loads(tmp_path, monkeypatch):
+    # Before: a run with mnist stopped at once ("mnist: not in the data directory"), its
+    # check looking for the 60,000 training images where the protocol loads the test ones.
+    from semiscale.datasets import registry
+    from semiscale_bench.harness import Dataset
+    from semiscale_bench.harness.benchmark import _check_data
+    from semiscale_bench.harness.data import MissingDataError
+
+    train, test = registry.DataFile("train.svm"), registry.DataFile("test.svm")
+    info = registry.DatasetInfo(
+        name="twosplits",
+        task="multiclass",
+        n_features=2,
+        splits=(registry.SplitInfo("train", 5, (train,)), registry.SplitInfo("test", 3, (test,))),
+    )
+    monkeypatch.setitem(registry.REGISTRY, "twosplits", info)
+    (tmp_path / "twosplits").mkdir()
+    (tmp_path / "twosplits" / "test.svm").write_text("1 1:0 2:1\n")
+    monkeypatch.setenv("SEMISCALE_DATA", str(tmp_path))
+    datasets = (Dataset("d", "twosplits"),)
+    protocol = dataclasses.replace(
+        BENCHMARK.quick_protocol, datasets=datasets, inductive_datasets=(), splits={"d": "test"}
+    )
+    _check_data(protocol, ["d"], None, False, print, 0)  # the test split is there
+    with pytest.raises(MissingDataError, match="twosplits: not in the data directory"):
+        _check_data(dataclasses.replace(protocol, splits={}), ["d"], None, False, print, 0)
+
+
 def test_scaling_knobs_are_out_of_the_digest_and_in_the_records(tmp_path):
     changed = dataclasses.replace(PROTOCOL, scaling_n=(5,), scaling_params={"Poisson": {"tol": 1}})
     assert changed.digest() == PROTOCOL.digest()

@@ -212,7 +212,10 @@ def _logger(name, verbose):
 def _check_data(protocol, names, data_home, download: bool, log, verbose: int) -> None:
     """Make sure every dataset of the run is on disk before any work: fetch or refuse."""
     sources = {name: protocol.dataset(name).source for name in names}
-    missing = missing_sources([s for s in sources.values() if s], data_home)
+    # the split each dataset loads (few_labels: MNIST's test images; others: the train split)
+    split_of = getattr(protocol, "split_of", lambda name: "train")
+    splits = {sources[name]: split_of(name) for name in names}
+    missing = missing_sources([s for s in sources.values() if s], data_home, splits)
     if not missing:
         return
     if not download:

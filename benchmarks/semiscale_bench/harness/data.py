@@ -61,8 +61,11 @@ class MissingDataError(FileNotFoundError):
         )
 
 
-def missing_sources(sources, data_home=None) -> list[str]:
-    """The registered datasets among ``sources`` whose train split is not on disk."""
+def missing_sources(sources, data_home=None, splits=None) -> list[str]:
+    """The registered datasets among ``sources`` whose split is not on disk.
+
+    ``splits`` maps a source to the split the run loads (default ``"train"``).
+    """
     from semiscale.datasets.fetch import locate_file
     from semiscale.datasets.registry import REGISTRY
 
@@ -71,7 +74,7 @@ def missing_sources(sources, data_home=None) -> list[str]:
         info = REGISTRY.get(source)
         if info is None:  # not a registered file set (e.g. built from others): load_dense says
             continue
-        files = info.split("train").files
+        files = info.split((splits or {}).get(source, "train")).files
         if any(locate_file(info.name, file, data_home) is None for file in files):
             missing.append(source)
     return missing
