@@ -26,16 +26,18 @@ with CMN (``HarmonicClassifier()``, CMN being its default: the crude volume corr
 with CMN given the true class proportions (``class_prior=``: the crude form's oracle),
 ``LapRLSClassifier()`` (exact: usps only, the few-labels benchmark's cap at 8,000 points),
 ``NystromLapRLSClassifier()``, and ``PoissonClassifier()`` as the reference.  Accuracy is on the
-unlabeled points, the mean over the draws; ``thr s`` is the median seconds of one threshold
-step (over every draw and rule) and ``sweeps`` its median sweeps over the classes, ``fit s``
-the median fit (graph excluded).
+unlabeled points, the mean over the draws; ``thr s`` is the median / largest seconds of one
+threshold step (over every draw and rule) and ``sweeps`` its median / largest number of sweeps
+over the classes, ``fit s`` the median fit (graph excluded).
 
 Run (under the timing lock on a shared machine)::
 
     flock /tmp/w/timing.lock env SEMISCALE_DATA=/work/shared/datasets \\
         python benchmarks/scripts/volume_constraints.py --out benchmarks/results/volume_constraints
 
-It writes ``results.json`` (one record per fit) and ``tables.md`` to ``--out``.
+It writes ``results.json`` (one record per fit; a run with ``--datasets`` / ``--per-class``
+replaces those records and keeps the others) and ``tables.md`` to ``--out``; ``--render``
+rewrites ``tables.md`` from ``results.json`` without fitting.
 """
 
 from __future__ import annotations
@@ -165,7 +167,7 @@ def run(datasets, per_class, repeats, log):
 
 
 def tables(records) -> str:
-    """One markdown table per dataset: mean accuracy (%) per rule, median seconds."""
+    """One markdown table per dataset: mean accuracy (%) per rule, seconds and sweeps."""
     lines = []
     columns = ["own", *RULES]
     for dataset in dict.fromkeys(r["dataset"] for r in records):
@@ -185,15 +187,26 @@ def tables(records) -> str:
                     continue
                 accs = [100 * np.mean([r["accuracy"][c] for r in group]) for c in columns]
                 fit = np.median([r["fit_seconds"] for r in group])
-                thr = np.median([s for r in group for s in r["threshold_seconds"].values()])
-                sweeps = np.median([s for r in group for s in r["sweeps"].values()])
+                thr = [s for r in group for s in r["threshold_seconds"].values()]
+                sweeps = [s for r in group for s in r["sweeps"].values()]
                 unmet = sum(not ok for r in group for ok in r["satisfied"].values())
                 cells = " | ".join(f"{a:.1f}" for a in accs)
                 note = f" ({unmet} unmet)" if unmet else ""
-                timing = f"{fit:.2f} | {thr:.3f}{note} | {sweeps:g}"
+                timing = f"{fit:.2f} | {np.median(thr):.3f} / {max(thr):.3f}{note}"
+                timing += f" | {np.median(sweeps):g} / {max(sweeps)}"
                 lines.append(f"| {name} | {k} | {len(group)} | {cells} | {timing} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def write_tables(out: Path, results: dict) -> str:
+    text = tables(results["records"])
+    runs = "".join(
+        f"- `{r['command']}` ({r['seconds']:.0f} s, code {r['code']})\n" for r in results["runs"]
+    )
+    machine = f"Machine (last run): {json.dumps(results['runs'][-1]['machine'])}\n\n"
+    (out / "tables.md").write_text(f"Runs:\n\n{runs}\n{machine}{text}")
+    return text
 
 
 def main(argv=None) -> None:
@@ -202,7 +215,12 @@ def main(argv=None) -> None:
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     parser.add_argument("--per-class", nargs="+", type=int, default=list(PER_CLASS))
     parser.add_argument("--repeats", type=int, default=PROTOCOL.repeats)
+    parser.add_argument("--render", action="store_true", help="rewrite tables.md only, no fit")
     args = parser.parse_args(argv)
+    path = args.out / "results.json"
+    if args.render:
+        print(write_tables(args.out, json.loads(path.read_text())))
+        return
     warnings.simplefilter("ignore")  # disconnected-graph warnings: the unreached keep the prior
     start = time.perf_counter()
     records = run(args.datasets, args.per_class, args.repeats, lambda s: print(s, flush=True))
@@ -214,18 +232,13 @@ def main(argv=None) -> None:
     ).stdout.strip()
     run_info.update(datasets=args.datasets, per_class=args.per_class, code=code)
     run_info["machine"] = machine_info()
-    path = args.out / "results.json"
     # a run per dataset (or label count) keeps each timed run short: the others' records stay
     old = json.loads(path.read_text()) if path.exists() else {"runs": [], "records": []}
     redone = {(d, k) for d in args.datasets for k in args.per_class}
     kept = [r for r in old["records"] if (r["dataset"], r["per_class"]) not in redone]
     results = {"runs": [*old["runs"], run_info], "records": kept + records}
     path.write_text(json.dumps(results, indent=1))
-    runs = "".join(
-        f"- `{r['command']}` ({r['seconds']:.0f} s, code {r['code']})\n" for r in results["runs"]
-    )
-    machine = f"Machine (last run): {json.dumps(run_info['machine'])}\n\n"
-    (args.out / "tables.md").write_text(f"Runs:\n\n{runs}\n{machine}{tables(results['records'])}")
+    write_tables(args.out, results)
     print(tables(records))
 
 
