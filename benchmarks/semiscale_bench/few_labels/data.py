@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from semiscale_bench.few_labels.protocol import MOONS
+#: The synthetic source of the two-moons rows (not a registered dataset).
+MOONS = "make_two_moons"
 
 __all__ = ["class_proportions", "draw_labels", "load", "load_split", "log_fit", "setting"]
 
