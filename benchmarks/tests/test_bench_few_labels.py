@@ -386,6 +386,16 @@ def test_graphlearning_exiting_is_an_error_of_the_fit_not_of_the_run(monkeypatch
         peer.fit(X, y)
 
 
+def test_graphlearning_volume_mbo_refuses_non_finite_weights():
+    pytest.importorskip("graphlearning", reason="graphlearning is not installed (an sdist)")
+    rng = np.random.default_rng(0)
+    X = np.vstack([np.zeros((12, 2)), rng.normal(size=(40, 2))])  # 12 copies of one point
+    y = np.full(52, -1)
+    y[[0, 20]] = [0, 1]
+    with pytest.raises(ValueError, match="weights are not finite here .* not run"):
+        GraphLearningClassifier("volume_mbo", class_priors=[0.5, 0.5]).fit(X, y)
+
+
 def test_graphlearning_poisson_mbo_is_not_run_on_letter():
     from semiscale_bench.harness import Sizes
 
