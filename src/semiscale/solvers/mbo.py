@@ -95,8 +95,8 @@ def volume_bounds(prior, n, tolerance):
     return lower, upper
 
 
-def _feasible_offset(margins, current, low, high, n):
-    """The offset nearest ``current``'s preference (0) that gives ``low ≤ count ≤ high``.
+def _feasible_offset(margins, low, high, n):
+    """The offset nearest 0 that gives the class ``low ≤ count ≤ high`` rows.
 
     The class takes row ``i`` when its offset exceeds ``margins[i]``; the feasible offsets
     are those above the ``low``-th smallest margin and at most the ``(high+1)``-th.
@@ -179,7 +179,7 @@ def volume_threshold(scores, lower, upper, *, offsets=None, max_sweeps=100, slac
         for c in range(n_classes):
             shifted[:, c] = -np.inf
             margins = shifted.max(axis=1) - scores[:, c]
-            offsets[c] = _feasible_offset(margins, offsets[c], lower[c], upper[c], n)
+            offsets[c] = _feasible_offset(margins, lower[c], upper[c], n)
             shifted[:, c] = scores[:, c] + offsets[c]
         labels = np.argmax(shifted, axis=1)
         counts = np.bincount(labels, minlength=n_classes)
