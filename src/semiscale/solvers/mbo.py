@@ -4,7 +4,7 @@ Poisson-MBO refines Poisson learning's labels by the Merriman–Bence–Osher sc
 *diffuse* the class indicators ``u`` (one-hot rows) by a few explicit steps of the graph heat
 equation with Poisson learning's sources as a forcing term, and *threshold* them back to
 one-hot rows under a constraint on every class's volume (its number of points).  One outer
-iteration (the paper's Algorithm 1, inner loop of ``N_s`` steps of size ``dt``):
+iteration (the paper's PoissonMBO algorithm, inner loop of ``N_s`` steps of size ``dt``):
 
 .. math::  u \leftarrow u - dt\,\bigl(L u - \mu B\bigr) \quad (N_s \text{ times}), \qquad
            u_i \leftarrow e_{k(i)}, \quad
