@@ -58,9 +58,8 @@ class PoissonMBOClassifier(PoissonClassifier):
     r"""Poisson-MBO: Poisson learning refined by volume-constrained MBO iterations.
 
     Calder, Cook, Thorpe & Slepčev (ICML 2020), their PoissonMBO algorithm.  Poisson learning's
-    scores
-    (:class:`PoissonClassifier`) are thresholded to one class per point, then ``n_outer``
-    times the class indicators ``u`` (one-hot rows) are diffused by ``n_inner`` explicit
+    scores (:class:`PoissonClassifier`) are thresholded to one class per point, then
+    ``n_outer`` times the class indicators ``u`` (one-hot rows) are diffused by ``n_inner`` explicit
     steps of the graph heat equation, forced by Poisson learning's sources,
 
     .. math::  u \leftarrow u - dt\,(L u - \mu B), \qquad
