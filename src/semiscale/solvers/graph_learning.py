@@ -45,6 +45,7 @@ from .sdd import SDDSolver, jacobi
 
 __all__ = [
     "ROW_SUM_RTOL",
+    "centred_sources",
     "LaplaceSolution",
     "PoissonSolution",
     "component_labels",
@@ -67,6 +68,21 @@ def one_hot(codes, n_classes):
     Y = np.zeros((codes.shape[0], n_classes))
     Y[np.arange(codes.shape[0]), codes] = 1.0
     return Y
+
+
+def centred_sources(codes, label_components, n_classes):
+    """Poisson learning's sources ``y_j − ȳ`` at the labeled points, ``ȳ`` per component.
+
+    ``codes`` are the labeled points' classes and ``label_components`` their connected
+    components: each point's one-hot label minus the mean one-hot label of its component, so
+    that every component's sources sum to 0 (its singular system stays consistent).  Shape
+    ``(len(codes), n_classes)``.
+    """
+    onehot = one_hot(codes, n_classes)
+    _, group = np.unique(label_components, return_inverse=True)
+    sums = np.zeros((group.max(initial=-1) + 1, n_classes))
+    np.add.at(sums, group, onehot)
+    return onehot - (sums / sums.sum(axis=1, keepdims=True))[group]
 
 
 def graph_cg(A, B, *, preconditioner, tol, max_iter, verbose=0, desc="CG") -> SolveResult:
@@ -236,10 +252,10 @@ def poisson_learning(L, labeled, codes, components, prior, *, solve):
         index = np.full(n, -1)
         index[solve_rows] = np.arange(solve_rows.size)
         inside = index[labeled] >= 0
-        comp = components[labeled[inside]]
-        mean_label = counts[comp] / counts[comp].sum(axis=1, keepdims=True)
         sources = np.zeros((solve_rows.size, n_classes))
-        sources[index[labeled[inside]]] = one_hot(codes[inside], n_classes) - mean_label
+        sources[index[labeled[inside]]] = centred_sources(
+            codes[inside], components[labeled[inside]], n_classes
+        )
         A = L[solve_rows][:, solve_rows].tocsr()
         # each row of the sources sums to 0, so the columns of U do: solve all but the last
         result = solve(A, sources[:, :-1])

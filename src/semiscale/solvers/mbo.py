@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from .._progress import log
 from ..linalg.ops import get_ops
-from .graph_learning import one_hot
+from .graph_learning import centred_sources, one_hot
 
 __all__ = [
     "MBOSolution",
@@ -270,15 +270,14 @@ def poisson_mbo(
     degree_max = float(L.diagonal().max(initial=0.0))
     dt = float(time_step) if time_step is not None else 1.0 / max(degree_max, np.finfo(float).tiny)
     labeled = np.asarray(labeled)
-    onehot = one_hot(np.asarray(codes), n_classes)
     if components is None:
         components = np.zeros(n, dtype=np.int64)
-    _, group = np.unique(np.asarray(components)[labeled], return_inverse=True)
-    sums = np.zeros((group.max(initial=-1) + 1, n_classes))
-    np.add.at(sums, group, onehot)
-    mean_label = sums / sums.sum(axis=1, keepdims=True)
-    forcing = np.zeros((n, n_classes))
-    forcing[labeled] = fidelity * dt * (onehot - mean_label[group])
+    # the forcing is 0 off the labeled rows: added there only, not as an n x C array each step
+    forcing = (
+        fidelity
+        * dt
+        * centred_sources(np.asarray(codes), np.asarray(components)[labeled], n_classes)
+    )
     step = heat_step_matrix(L, dt)
     ops = get_ops()
 
@@ -288,7 +287,7 @@ def poisson_mbo(
         u = one_hot(labels, n_classes)
         for _ in range(n_inner):
             u = ops.sparse_matmul(step, u)
-            u += forcing
+            u[labeled] += forcing
         threshold = volume_threshold(u, lower, upper, offsets=threshold.offsets)
         moved = int(np.count_nonzero(threshold.labels != labels))
         changed.append(moved)
